@@ -1,0 +1,38 @@
+export { allocateOrThrow, outOfMemoryFor } from './allocate-or-throw';
+export type { Adaptor, Allocator, Layout, LayoutBlock, LayoutSegment, Usage } from './allocator';
+export { type Fallback, fallback } from './combinators/fallback';
+export { type Limited, type LimitOptions, limit } from './combinators/limit';
+export { type Segregated, type SegregateOptions, segregate } from './combinators/segregate';
+export {
+  AllotError,
+  classifyOutOfMemory,
+  ErrorCode,
+  InvalidArgumentError,
+  InvalidFreeError,
+  type InvalidFreeReason,
+  type OutOfMemoryDetails,
+  OutOfMemoryError,
+  type OutOfMemoryReason,
+  UnsupportedError,
+} from './errors';
+export { formatBytes } from './format';
+export {
+  type HostRegion,
+  type HostSource,
+  type HostSourceOptions,
+  hostSource,
+} from './host-source';
+export type { MemorySource, Region } from './memory-source';
+export { labelledLayout, sumUsage } from './usage';
+export {
+  alignDown,
+  alignUp,
+  checkAlignment,
+  checkNonNegativeInteger,
+  checkRequest,
+  checkSize,
+  isAligned,
+  isPowerOfTwo,
+  log2OfPowerOfTwo,
+  nextPowerOfTwo,
+} from './validate';
