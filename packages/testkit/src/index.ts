@@ -1,0 +1,21 @@
+export {
+  type ConformanceProperty,
+  checkConformance,
+  propertyParameters,
+} from './check-conformance';
+export { ConformanceError } from './conformance-error';
+export {
+  type FailurePlan,
+  failingAllocator,
+  failingSource,
+  failurePlan,
+  forEachFailurePoint,
+} from './failure-injection';
+export type { MisuseVariant, Operation } from './operations';
+export type {
+  Capabilities,
+  ConformanceOptions,
+  ConformanceSubject,
+  Invariant,
+  Placement,
+} from './options';

@@ -38,6 +38,16 @@ export interface Capabilities {
   readonly maxRequestSize?: number;
   /** Alignments requests may ask for (powers of two); `undefined` means "default". @defaultValue [1, 8, 64, 256] */
   readonly alignments?: readonly number[];
+  /**
+   * After freeing everything, `usage()` equals the usage of a fresh instance (false for pools and
+   * caches that keep memory they acquired). @defaultValue true
+   */
+  readonly restoresInitialUsage?: boolean;
+  /**
+   * `layout()` accounts for free memory exactly as `usage()` does: its free blocks add up to
+   * `freeBytes` and the largest equals `largestFreeBlock`. @defaultValue true
+   */
+  readonly layoutAccounting?: boolean;
   /** Longest command sequence per run. @defaultValue 120 */
   readonly maxCommands?: number;
 }

@@ -1,0 +1,81 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { InvalidArgumentError } from './errors';
+import { formatBytes } from './format';
+import {
+  alignDown,
+  alignUp,
+  checkRequest,
+  isPowerOfTwo,
+  log2OfPowerOfTwo,
+  nextPowerOfTwo,
+} from './validate';
+
+const SEED = { seed: 7, numRuns: 500 };
+
+describe('alignment arithmetic is exact far above 2^32', () => {
+  it('isPowerOfTwo', () => {
+    for (let k = 0; k <= 52; k++) expect(isPowerOfTwo(2 ** k)).toBe(true);
+    for (const v of [0, -2, 3, 6, 2 ** 33 + 2 ** 32, 2 ** 40 - 1, 0.5, Number.NaN, 2 ** 53]) {
+      expect(isPowerOfTwo(v)).toBe(false);
+    }
+  });
+
+  it('alignUp / alignDown', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 2 ** 50 }), fc.integer({ min: 0, max: 40 }), (v, k) => {
+        const a = 2 ** k;
+        const up = alignUp(v, a);
+        const down = alignDown(v, a);
+        expect(up % a).toBe(0);
+        expect(down % a).toBe(0);
+        expect(up >= v && up - v < a).toBe(true);
+        expect(down <= v && v - down < a).toBe(true);
+      }),
+      SEED,
+    );
+    expect(alignUp(2 ** 40 + 1, 2 ** 32)).toBe(2 ** 40 + 2 ** 32);
+  });
+
+  it('nextPowerOfTwo and log2', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 2 ** 51 }), (v) => {
+        const p = nextPowerOfTwo(v);
+        expect(isPowerOfTwo(p)).toBe(true);
+        expect(p >= v && p / 2 < v).toBe(true);
+        expect(2 ** log2OfPowerOfTwo(p)).toBe(p);
+      }),
+      SEED,
+    );
+  });
+});
+
+describe('checkRequest', () => {
+  it('returns the alignment to honour', () => {
+    expect(checkRequest(10, undefined, 8)).toBe(8);
+    expect(checkRequest(10, 4, 8)).toBe(8);
+    expect(checkRequest(10, 2 ** 40, 8)).toBe(2 ** 40);
+  });
+
+  it.each([
+    [0, undefined],
+    [-1, undefined],
+    [1.5, undefined],
+    [Number.NaN, undefined],
+    [2 ** 53, undefined],
+    [8, 3],
+    [8, 0],
+    [8, -8],
+  ])('rejects size %s, alignment %s', (size, alignment) => {
+    expect(() => checkRequest(size, alignment, 8)).toThrow(InvalidArgumentError);
+  });
+});
+
+describe('formatBytes', () => {
+  it('uses binary units', () => {
+    expect(formatBytes(512)).toBe('512 B');
+    expect(formatBytes(1536)).toBe('1.50 KiB');
+    expect(formatBytes(20 * 2 ** 20)).toBe('20.00 MiB');
+    expect(formatBytes(2 ** 48)).toBe('256.00 TiB');
+  });
+});

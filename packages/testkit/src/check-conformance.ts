@@ -1,0 +1,121 @@
+/**
+ * The suite, framework-free: `checkConformance` throws (a fast-check failure whose message holds
+ * the seed, the replay path, the shrunk command list and the `[invariant]` that broke) or returns.
+ */
+import type { Allocator } from '@allot/core';
+import fc from 'fast-check';
+import { ConformanceError, fail } from './conformance-error';
+import { type Operation, operationArbitrary } from './operations';
+import type { ConformanceOptions } from './options';
+import { resolveCapabilities, Scenario, subjectOf } from './scenario';
+
+/** The properties of the suite; each is one test in `describeConformance`. */
+export type ConformanceProperty = 'model' | 'determinism';
+
+const DEFAULT_SEED = 0x5eed;
+
+function envNumber(name: string): number | undefined {
+  const raw = typeof process === 'undefined' ? undefined : process.env[name];
+  if (raw === undefined || raw === '') return undefined;
+  const value = Number(raw);
+  if (!Number.isSafeInteger(value))
+    throw new Error(`${name} must be an integer, got ${JSON.stringify(raw)}`);
+  return value;
+}
+
+/** fast-check parameters from the options and FC_NUM_RUNS / FC_SEED / FC_PATH / ALLOT_FUZZ. */
+export function propertyParameters(options: {
+  readonly numRuns?: number;
+  readonly seed?: number;
+  readonly path?: string;
+}): fc.Parameters<unknown> {
+  const fuzzing = typeof process !== 'undefined' && process.env.ALLOT_FUZZ === '1';
+  const numRuns = options.numRuns ?? envNumber('FC_NUM_RUNS') ?? (fuzzing ? 1000 : 100);
+  // A fixed seed keeps `pnpm test` deterministic; fuzzing explores fresh seeds (printed on failure).
+  const seed = options.seed ?? envNumber('FC_SEED') ?? (fuzzing ? undefined : DEFAULT_SEED);
+  const path = options.path ?? (typeof process === 'undefined' ? undefined : process.env.FC_PATH);
+  return {
+    numRuns,
+    ...(seed === undefined ? {} : { seed }),
+    ...(path ? { path } : {}),
+  };
+}
+
+/**
+ * fc.assert, with a broken invariant rethrown as a `ConformanceError` whose message names the
+ * invariant first and ends with the counterexample and the command line that replays it.
+ */
+function assertProperty<T>(
+  name: string,
+  property: fc.IProperty<T>,
+  params: fc.Parameters<T>,
+): void {
+  try {
+    fc.assert(property, params);
+  } catch (error) {
+    const cause = (error as { cause?: unknown }).cause;
+    if (!(cause instanceof ConformanceError)) throw error;
+    const report = error instanceof Error ? error.message : String(error);
+    const seed = /seed: (-?\d+)/.exec(report)?.[1];
+    const path = /path: "([^"]*)"/.exec(report)?.[1];
+    const replay =
+      seed === undefined
+        ? report
+        : `${report}\nReplay: FC_SEED=${seed} FC_PATH=${path ?? ''} (numRuns 1 is enough with a path)`;
+    throw new ConformanceError(cause.invariant, `${name}: ${cause.detail}`, replay);
+  }
+}
+
+function operations(options: ConformanceOptions): fc.Arbitrary<Operation[]> {
+  const caps = resolveCapabilities(options.capabilities);
+  return fc.array(operationArbitrary(caps.alignments.length), { maxLength: caps.maxCommands });
+}
+
+function runOnce<A extends Allocator>(options: ConformanceOptions<A>, ops: readonly Operation[]) {
+  const scenario = new Scenario(
+    options.name,
+    subjectOf(options.create()),
+    resolveCapabilities(options.capabilities),
+  );
+  scenario.run(ops);
+  return scenario.addresses;
+}
+
+/**
+ * Runs the conformance suite (or one property of it) against `options.create`.
+ * @throws when an invariant breaks; the message names it as `[invariant]` and gives the seed.
+ */
+export function checkConformance<A extends Allocator>(
+  options: ConformanceOptions<A>,
+  property: ConformanceProperty | 'all' = 'all',
+): void {
+  const caps = resolveCapabilities(options.capabilities);
+  const params = propertyParameters(options);
+  if (property === 'all' || property === 'model') {
+    assertProperty(
+      options.name,
+      fc.property(operations(options), (ops) => {
+        runOnce(options, ops);
+      }),
+      params,
+    );
+  }
+  if ((property === 'all' || property === 'determinism') && caps.deterministic) {
+    assertProperty(
+      options.name,
+      fc.property(operations(options), (ops) => {
+        const first = runOnce(options, ops);
+        const second = runOnce(options, ops);
+        for (let i = 0; i < Math.max(first.length, second.length); i++) {
+          if (first[i] !== second[i]) {
+            fail(
+              'determinism',
+              `allocation ${i} returned ${first[i]} on one fresh instance and ${second[i]} on another`,
+            );
+          }
+        }
+      }),
+      params,
+    );
+  }
+}
