@@ -1,0 +1,52 @@
+// What the package check runs against each published package after installing it, alone, from
+// its tarball: the same body once as ESM (`import * as pkg`) and once as CJS (`require`).
+// `pkg` is the package, `assert` is node:assert/strict. Packages without an entry get a check
+// that both builds load and export the same names.
+export const smokeTests = {
+  '@allot/core': `
+    const source = pkg.hostSource();
+    const region = source.acquire(4096);
+    source.view(region.address, 4).set([1, 2, 3, 4]);
+    assert.equal(region.bytes[3], 4);
+    assert.equal(pkg.alignUp(2 ** 40 + 1, 2 ** 32), 2 ** 40 + 2 ** 32);
+    assert.throws(() => pkg.checkSize(0), (e) => pkg.InvalidArgumentError.isInstance(e));
+  `,
+  '@allot/testkit': `
+    const plan = pkg.failurePlan(0);
+    assert.equal(plan.failAt, 0);
+    assert.equal(typeof pkg.checkConformance, 'function');
+  `,
+  '@allot/first-fit': `
+    const a = pkg.firstFit({ capacity: 2 ** 40, base: 2 ** 44 });
+    const x = a.allocate(1000, 256);
+    assert.equal(x % 256, 0);
+    a.free(x);
+    assert.equal(a.usage().liveCount, 0);
+  `,
+  '@allot/best-fit': `
+    for (const mode of ['best', 'good', 'worst']) {
+      const a = pkg.bestFit({ capacity: 1 << 20, mode });
+      const x = a.allocate(100);
+      assert.notEqual(x, null);
+      a.free(x);
+      assert.equal(a.usage().freeBytes, 1 << 20);
+    }
+  `,
+  '@allot/buddy': `
+    const a = pkg.buddy({ capacity: 1 << 20 });
+    const x = a.allocate(1000);
+    assert.equal(a.usableSize(x), 1024);
+    a.free(x);
+  `,
+  '@allot/slab': `
+    const upstream = { alignment: 8, _n: 0, _live: new Map(),
+      allocate(size) { const a = 4096 + this._n; this._n += size + 4096; this._live.set(a, size); return a; },
+      free(a) { this._live.delete(a); }, usableSize(a) { return this._live.get(a); }, owns(a) { return this._live.has(a); },
+      usage() { return { capacity: 0, allocatedBytes: 0, freeBytes: 0, overheadBytes: 0, largestFreeBlock: 0, liveCount: 0, freeBlockCount: 0 }; },
+      reset() {} };
+    const s = pkg.slab({ upstream, sizeClasses: [64, 256] });
+    const x = s.allocate(60);
+    assert.notEqual(x, null);
+    s.free(x);
+  `,
+};
