@@ -1,0 +1,102 @@
+/**
+ * Counters: each tracked quantity has four figures, as in RMM's statistics adaptor and PyTorch's
+ * `memory_stats()`: `current`, `peak` (highest `current` since the last peak reset), `allocated`
+ * (cumulative increase) and `freed` (cumulative decrease).
+ *
+ * The hot path writes them into one `Float64Array` at fixed offsets (no object per call). Scopes
+ * (`push`/`pop`) keep one such array per level; popping folds the child into its parent the way RMM
+ * does: `parent.peak = max(parent.peak, parent.current + child.peak)`, then the other figures add.
+ */
+
+/** Four figures of one tracked quantity. */
+export interface Counter {
+  /** Value now (bytes or a count). May be negative inside a scope that frees older blocks. */
+  readonly current: number;
+  /** Highest `current` since the last `resetPeak()`. */
+  readonly peak: number;
+  /** Cumulative increase since the last `resetAccumulated()`. */
+  readonly allocated: number;
+  /** Cumulative decrease since the last `resetAccumulated()`. */
+  readonly freed: number;
+}
+
+/** Every counter `withStats` keeps. */
+export interface Counters {
+  /** Bytes callers asked for. */
+  readonly requestedBytes: Counter;
+  /** Usable bytes of the blocks handed out (what `usableSize` reports). */
+  readonly allocatedBytes: Counter;
+  /** Live allocations (a count). */
+  readonly allocations: Counter;
+  /**
+   * Failed allocations (a count): `current` counts failures since the scope began (never goes
+   * down), `allocated` counts them since the last `resetAccumulated()`, `freed` stays 0.
+   */
+  readonly failures: Counter;
+}
+
+/** Offsets of the four figures inside a counter's slot. */
+export const CURRENT = 0;
+export const PEAK = 1;
+export const ALLOCATED = 2;
+export const FREED = 3;
+/** Figures per counter. */
+export const FIGURES = 4;
+
+/** Slot offsets of each counter inside a counter array. */
+export const REQUESTED_BYTES = 0;
+export const ALLOCATED_BYTES = 4;
+export const ALLOCATIONS = 8;
+export const FAILURES = 12;
+/** Length of a counter array. */
+export const COUNTER_ARRAY_LENGTH = 16;
+
+const SLOTS = [REQUESTED_BYTES, ALLOCATED_BYTES, ALLOCATIONS, FAILURES] as const;
+
+/** A zeroed counter array. */
+export function newCounterArray(): Float64Array {
+  return new Float64Array(COUNTER_ARRAY_LENGTH);
+}
+
+/** Folds `child` (a finished scope) into `parent`, in place. */
+export function foldInto(parent: Float64Array, child: Float64Array): void {
+  for (const slot of SLOTS) {
+    const peak = parent[slot + CURRENT]! + child[slot + PEAK]!;
+    if (peak > parent[slot + PEAK]!) parent[slot + PEAK] = peak;
+    parent[slot + CURRENT]! += child[slot + CURRENT]!;
+    parent[slot + ALLOCATED]! += child[slot + ALLOCATED]!;
+    parent[slot + FREED]! += child[slot + FREED]!;
+  }
+}
+
+/** Sets every peak to the current value. */
+export function resetPeaks(counters: Float64Array): void {
+  for (const slot of SLOTS) counters[slot + PEAK] = counters[slot + CURRENT]!;
+}
+
+/** Zeroes the cumulative figures. */
+export function resetAccumulated(counters: Float64Array): void {
+  for (const slot of SLOTS) {
+    counters[slot + ALLOCATED] = 0;
+    counters[slot + FREED] = 0;
+  }
+}
+
+function counterAt(counters: Float64Array, slot: number): Counter {
+  return {
+    current: counters[slot + CURRENT]!,
+    peak: counters[slot + PEAK]!,
+    allocated: counters[slot + ALLOCATED]!,
+    freed: counters[slot + FREED]!,
+  };
+}
+
+/** A plain-object copy of a counter array. */
+export function readCounters(counters: Float64Array): Counters {
+  return {
+    requestedBytes: counterAt(counters, REQUESTED_BYTES),
+    allocatedBytes: counterAt(counters, ALLOCATED_BYTES),
+    allocations: counterAt(counters, ALLOCATIONS),
+    failures: counterAt(counters, FAILURES),
+  };
+}

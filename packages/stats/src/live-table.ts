@@ -1,0 +1,137 @@
+/**
+ * LiveTable: the requested and usable size of every live block, keyed by address, in an
+ * open-addressing hash table over one `Float64Array` (linear probing, backward-shift deletion).
+ *
+ * Why not a `Map`: addresses above 2^31 are not small integers, so a `Map` boxes every key into a
+ * heap number; this table stores keys as raw doubles and allocates only when it grows, so the
+ * counting hot path creates no garbage.
+ *
+ * Hashing: an address is split exactly into two 32-bit words by division (no bitwise operator
+ * touches the address itself); only those words are mixed with `Math.imul` (Fibonacci hashing).
+ */
+
+/** Marks an empty slot. Addresses are never negative. */
+const EMPTY = -1;
+/** Doubles per slot: address, requested bytes, usable bytes. */
+const STRIDE = 3;
+/** Grow when more than this fraction of the slots is used: short probe sequences. */
+const MAX_LOAD = 0.5;
+/** Smallest table, as a power of two. */
+const MIN_BITS = 6;
+const TWO_POW_32 = 4294967296;
+/** 2^32 / golden ratio: Fibonacci hashing multiplier. */
+const GOLDEN = 0x9e3779b1;
+
+export class LiveTable {
+  private slots: Float64Array;
+  private bits: number;
+  private shift: number;
+  private mask: number;
+  private used = 0;
+
+  constructor(bits = 10) {
+    this.bits = Math.max(bits, MIN_BITS);
+    this.shift = 32 - this.bits;
+    this.mask = 2 ** this.bits - 1;
+    this.slots = LiveTable.emptySlots(this.mask + 1);
+  }
+
+  /** Live entries. */
+  get size(): number {
+    return this.used;
+  }
+
+  private static emptySlots(count: number): Float64Array {
+    const slots = new Float64Array(count * STRIDE);
+    for (let i = 0; i < slots.length; i += STRIDE) slots[i] = EMPTY;
+    return slots;
+  }
+
+  private home(address: number): number {
+    const high = Math.floor(address / TWO_POW_32);
+    const low = address - high * TWO_POW_32;
+    return Math.imul(low ^ Math.imul(high, GOLDEN), GOLDEN) >>> this.shift;
+  }
+
+  /** Slot index of `address`, or -1. */
+  find(address: number): number {
+    const slots = this.slots;
+    let i = this.home(address);
+    for (;;) {
+      const key = slots[i * STRIDE]!;
+      if (key === address) return i;
+      if (key === EMPTY) return -1;
+      i = (i + 1) & this.mask;
+    }
+  }
+
+  requestedAt(index: number): number {
+    return this.slots[index * STRIDE + 1]!;
+  }
+
+  usableAt(index: number): number {
+    return this.slots[index * STRIDE + 2]!;
+  }
+
+  /** Records a live block (the address must not be present). */
+  insert(address: number, requested: number, usable: number): void {
+    if (this.used + 1 > (this.mask + 1) * MAX_LOAD) this.grow();
+    const slots = this.slots;
+    let i = this.home(address);
+    while (slots[i * STRIDE] !== EMPTY) i = (i + 1) & this.mask;
+    const at = i * STRIDE;
+    slots[at] = address;
+    slots[at + 1] = requested;
+    slots[at + 2] = usable;
+    this.used++;
+  }
+
+  /** Removes the entry in slot `index` (from `find`), shifting later entries of its run back. */
+  removeAt(index: number): void {
+    const slots = this.slots;
+    const mask = this.mask;
+    let hole = index;
+    let j = index;
+    for (;;) {
+      j = (j + 1) & mask;
+      const key = slots[j * STRIDE]!;
+      if (key === EMPTY) break;
+      const k = this.home(key);
+      // Leave the entry where it is when its home lies cyclically in (hole, j].
+      const stays = hole <= j ? hole < k && k <= j : hole < k || k <= j;
+      if (stays) continue;
+      slots[hole * STRIDE] = key;
+      slots[hole * STRIDE + 1] = slots[j * STRIDE + 1]!;
+      slots[hole * STRIDE + 2] = slots[j * STRIDE + 2]!;
+      hole = j;
+    }
+    slots[hole * STRIDE] = EMPTY;
+    this.used--;
+  }
+
+  /** Forgets every entry (keeps the table's size). */
+  clear(): void {
+    for (let i = 0; i < this.slots.length; i += STRIDE) this.slots[i] = EMPTY;
+    this.used = 0;
+  }
+
+  /** Calls `visit` for every entry (any order). */
+  forEach(visit: (address: number, requested: number, usable: number) => void): void {
+    const slots = this.slots;
+    for (let i = 0; i < slots.length; i += STRIDE) {
+      if (slots[i] !== EMPTY) visit(slots[i]!, slots[i + 1]!, slots[i + 2]!);
+    }
+  }
+
+  private grow(): void {
+    const old = this.slots;
+    this.bits++;
+    this.shift = 32 - this.bits;
+    this.mask = 2 ** this.bits - 1;
+    this.slots = LiveTable.emptySlots(this.mask + 1);
+    this.used = 0;
+    for (let i = 0; i < old.length; i += STRIDE) {
+      if (old[i] !== EMPTY) this.insert(old[i]!, old[i + 1]!, old[i + 2]!);
+    }
+  }
+}
