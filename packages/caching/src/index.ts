@@ -1,0 +1,33 @@
+export {
+  ALLOC_CONF_ENV,
+  type AllocatorSettings,
+  allocationSize,
+  allocConfFromEnv,
+  DEFAULT_SETTINGS,
+  parseAllocConf,
+  roundSize,
+} from './alloc-conf';
+export {
+  CachingPool,
+  type CachingPoolOptions,
+  cachingPool,
+  type FreeMemoryCallback,
+  PrivatePool,
+  type PrivatePoolScope,
+} from './caching-pool';
+export {
+  LARGE_BUFFER,
+  MIN_BLOCK_SIZE,
+  MIN_LARGE_ALLOC,
+  ROUND_LARGE,
+  SMALL_BUFFER,
+  SMALL_SIZE,
+} from './constants';
+export { flattenPoolStats } from './memory-stats';
+export { formatSize } from './oom-message';
+export {
+  isStreamOrderedSource,
+  type Stream,
+  type StreamEvents,
+  type StreamOrderedSource,
+} from './stream-source';
