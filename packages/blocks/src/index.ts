@@ -1,0 +1,21 @@
+export { AddressMap } from './address-map';
+export { BlockState, BlockTable, NIL } from './block-table';
+export {
+  type CompactionMove,
+  type CompactionPlan,
+  type CompactOptions,
+  DEFAULT_ALIGNMENT,
+  FitAllocator,
+  type FitOptions,
+} from './fit-allocator';
+export { blockFits, type FreeIndex, type FreeIndexFactory, paddingFor } from './free-index';
+export { OrderedIndex, type OrderedIndexOptions } from './ordered-index';
+export {
+  CLASS_COUNT,
+  classMinimum,
+  floorLog2,
+  SECOND_LEVEL_COUNT,
+  SECOND_LEVEL_LOG2,
+  SegregatedLists,
+  sizeClass,
+} from './segregated-lists';

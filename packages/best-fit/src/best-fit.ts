@@ -1,0 +1,211 @@
+/**
+ * Best fit, good fit and worst fit over one range.
+ *
+ * - **best** (exact): free blocks sit in an {@link OrderedIndex} keyed by (size, address). The lower
+ *   bound of the request size is the smallest block that fits, lowest address among equals:
+ *   O(log n). With a larger alignment, blocks too small once padded are stepped over in size order.
+ * - **good** (TLSF): free blocks sit in {@link SegregatedLists}. The request is rounded up to the
+ *   next class boundary, so the head of the first non-empty class at or above it always fits: O(1),
+ *   wasting at most one class width (1/32 of the size). When that finds nothing, the few classes
+ *   between the request and the rounded class are searched block by block, so a request fails only
+ *   when no free block can hold it.
+ * - **worst**: the same (size, address) index, taking the largest block (lowest address among
+ *   equals), so the classic trade-off can be measured rather than recited.
+ *
+ * ```
+ *  best / worst: (size, address) tree         good: segregated lists
+ *            (64, 0x040)                      class 24          ─► 0x900
+ *           /           \                     class [64, 66)    ─► 0x040
+ *    (24, 0x900)    (512, 0x200)              class [512, 528)  ─► 0x200
+ *  best(40) → lower bound (40, -∞) → (64, 0x040);  worst → the maximum;  good(40) → 0x040
+ * ```
+ *
+ * Splitting, alignment padding, coalescing, accounting and compaction come from
+ * {@link FitAllocator}, shared with first fit.
+ */
+import {
+  type BlockTable,
+  blockFits,
+  type CompactionMove,
+  type CompactionPlan,
+  type CompactOptions,
+  FitAllocator,
+  type FitOptions,
+  type FreeIndex,
+  NIL,
+  OrderedIndex,
+  SegregatedLists,
+  sizeClass,
+} from '@allot/blocks';
+import { InvalidArgumentError } from '@allot/core';
+
+export type { CompactionMove, CompactionPlan, CompactOptions };
+
+/** Which block a request goes to. */
+export type FitMode = 'best' | 'good' | 'worst';
+
+export interface BestFitOptions extends FitOptions {
+  /**
+   * `best`: the smallest free block that fits, lowest address among equals (O(log n)).
+   * `good`: TLSF-style segregated lists, O(1), at most 1/32 of a size class of extra waste.
+   * `worst`: the largest free block (O(log n)).
+   * @defaultValue 'best'
+   */
+  readonly mode?: FitMode;
+}
+
+/** A best-fit (or good-fit, or worst-fit) allocator: the core contract plus layout and compaction. */
+export type BestFitAllocator = FitAllocator;
+
+const NEGATIVE_INFINITY = Number.NEGATIVE_INFINITY;
+
+/** Free blocks keyed by (size, address): exact best fit. */
+class SizeOrderedIndex implements FreeIndex {
+  protected readonly tree = new OrderedIndex();
+
+  constructor(protected readonly table: BlockTable) {}
+
+  insert(block: number): void {
+    const size = this.table.size[block]!;
+    this.tree.insert(block, size, this.table.address[block]!, size);
+  }
+
+  remove(block: number): void {
+    this.tree.remove(block);
+  }
+
+  update(block: number): void {
+    const size = this.table.size[block]!;
+    this.tree.rekey(block, size, this.table.address[block]!, size);
+  }
+
+  find(size: number, alignment: number): number {
+    const tree = this.tree;
+    let b = tree.lowerBound(size, NEGATIVE_INFINITY);
+    if (alignment === 1) return b;
+    while (b !== NIL && !blockFits(this.table, b, size, alignment)) b = tree.successor(b);
+    return b;
+  }
+
+  largest(): number {
+    return this.tree.maxValue();
+  }
+
+  clear(): void {
+    this.tree.clear();
+  }
+}
+
+/** The same index, taking the largest block that fits, lowest address among equals. */
+class WorstFitIndex extends SizeOrderedIndex {
+  override find(size: number, alignment: number): number {
+    const tree = this.tree;
+    // Sizes from the largest down; within one size, addresses upward.
+    let end = tree.last();
+    while (end !== NIL && tree.primary(end) >= size) {
+      const groupSize = tree.primary(end);
+      const start = tree.lowerBound(groupSize, NEGATIVE_INFINITY);
+      if (alignment === 1) return start;
+      for (let b = start; b !== NIL && tree.primary(b) === groupSize; b = tree.successor(b)) {
+        if (blockFits(this.table, b, size, alignment)) return b;
+      }
+      end = tree.predecessor(start);
+    }
+    return NIL;
+  }
+}
+
+/** TLSF-style segregated lists: good fit in O(1). */
+class SegregatedIndex implements FreeIndex {
+  private readonly lists = new SegregatedLists();
+
+  constructor(private readonly table: BlockTable) {}
+
+  insert(block: number): void {
+    this.lists.insert(block, this.table.size[block]!);
+  }
+
+  remove(block: number): void {
+    this.lists.remove(block);
+  }
+
+  update(block: number): void {
+    const lists = this.lists;
+    const size = this.table.size[block]!;
+    if (sizeClass(size) !== lists.classOfId(block)) {
+      lists.remove(block);
+      lists.insert(block, size);
+    }
+  }
+
+  find(size: number, alignment: number): number {
+    const lists = this.lists;
+    // Worst-case padding included: any block of the class found holds the request.
+    const c = lists.firstClassHolding(alignment === 1 ? size : size + alignment - 1);
+    if (c !== NIL) return lists.head(c);
+    return this.search(size, alignment);
+  }
+
+  largest(): number {
+    const lists = this.lists;
+    const c = lists.lastClass();
+    if (c === NIL) return 0;
+    let largest = 0;
+    for (let b = lists.head(c); b !== NIL; b = lists.next(b)) {
+      const size = this.table.size[b]!;
+      if (size > largest) largest = size;
+    }
+    return largest;
+  }
+
+  clear(): void {
+    this.lists.clear();
+  }
+
+  /** Block-by-block search of the classes the rounded search skipped (near exhaustion only). */
+  private search(size: number, alignment: number): number {
+    const lists = this.lists;
+    for (
+      let c = lists.firstClassFrom(sizeClass(size));
+      c !== NIL;
+      c = lists.firstClassFrom(c + 1)
+    ) {
+      for (let b = lists.head(c); b !== NIL; b = lists.next(b)) {
+        if (blockFits(this.table, b, size, alignment)) return b;
+      }
+    }
+    return NIL;
+  }
+}
+
+/**
+ * Makes a best-fit allocator over `[base, base + capacity)`: exact best fit by default, good fit
+ * (TLSF, O(1)) or worst fit by `mode`. Bookkeeping lives outside the range.
+ *
+ * @throws InvalidArgumentError when `capacity` is not a positive safe integer, `base` not a
+ * non-negative safe integer, `base + capacity` above 2^53, `alignment` not a power of two, or
+ * `mode` unknown.
+ */
+export function bestFit(options: BestFitOptions): BestFitAllocator {
+  const mode = options?.mode ?? 'best';
+  switch (mode) {
+    case 'best':
+      return new FitAllocator(options, (table) => new SizeOrderedIndex(table));
+    case 'good':
+      return new FitAllocator(options, (table) => new SegregatedIndex(table));
+    case 'worst':
+      return new FitAllocator(options, (table) => new WorstFitIndex(table));
+    default:
+      throw new InvalidArgumentError('mode', mode, "'best', 'good' or 'worst'");
+  }
+}
+
+/** Good fit: {@link bestFit} with `mode: 'good'` (TLSF-style segregated lists, O(1)). */
+export function goodFit(options: Omit<BestFitOptions, 'mode'>): BestFitAllocator {
+  return bestFit({ ...options, mode: 'good' });
+}
+
+/** Worst fit: {@link bestFit} with `mode: 'worst'` (the largest free block). */
+export function worstFit(options: Omit<BestFitOptions, 'mode'>): BestFitAllocator {
+  return bestFit({ ...options, mode: 'worst' });
+}

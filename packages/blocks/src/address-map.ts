@@ -1,0 +1,144 @@
+/**
+ * Address → block lookup: an open-addressing hash table in typed arrays (linear probing,
+ * backward-shift deletion, so no tombstones), at most half full, doubling when it would pass that.
+ *
+ * A JavaScript `Map` costs about 60 ns per set-and-delete pair once entries come and go (its
+ * deleted entries are compacted by rehashing); this table costs a few, and allocates nothing per
+ * operation.
+ *
+ * Keys are addresses: non-negative safe integers, compared exactly as doubles. Only the hash
+ * mixes 32-bit words: the address is split exactly into its high and low words by division
+ * (never truncated by a bitwise operator), then the words are mixed Fibonacci-style.
+ *
+ * ```
+ *  bucket:  0      1      2      3      4      5      6      7
+ *  key:     ·    0x1040   ·    0x2000 0x1000   ·      ·    0x3080
+ *  value:        slot 7        slot 2 slot 0               slot 5
+ * ```
+ */
+import { NIL } from './block-table';
+
+/** Marks an empty bucket (addresses are never negative). */
+const EMPTY = -1;
+const TWO_POW_32 = 2 ** 32;
+const INITIAL_BUCKETS = 64;
+
+export class AddressMap {
+  private keys: Float64Array;
+  private values: Int32Array;
+  private mask: number;
+  private shift: number;
+  private count = 0;
+
+  /** @param initialBuckets - buckets to start with (rounded up to a power of two). @defaultValue 64 */
+  constructor(initialBuckets: number = INITIAL_BUCKETS) {
+    let n = 8;
+    while (n < initialBuckets) n *= 2;
+    this.keys = new Float64Array(n).fill(EMPTY);
+    this.values = new Int32Array(n);
+    this.mask = n - 1;
+    this.shift = Math.clz32(n) + 1;
+  }
+
+  /** Number of entries. */
+  get size(): number {
+    return this.count;
+  }
+
+  /** Value stored for `address`, or {@link NIL}. */
+  get(address: number): number {
+    if (!(address >= 0)) return NIL;
+    const keys = this.keys;
+    const mask = this.mask;
+    for (let i = this.home(address); ; i = (i + 1) & mask) {
+      const k = keys[i]!;
+      if (k === address) return this.values[i]!;
+      if (k === EMPTY) return NIL;
+    }
+  }
+
+  /** Whether `address` has an entry. */
+  has(address: number): boolean {
+    return this.get(address) !== NIL;
+  }
+
+  /** Stores `value` (≥ 0) for `address` (a non-negative safe integer), replacing any entry. */
+  set(address: number, value: number): void {
+    if ((this.count + 1) * 2 > this.keys.length) this.grow();
+    const keys = this.keys;
+    const mask = this.mask;
+    for (let i = this.home(address); ; i = (i + 1) & mask) {
+      const k = keys[i]!;
+      if (k === EMPTY) {
+        keys[i] = address;
+        this.values[i] = value;
+        this.count++;
+        return;
+      }
+      if (k === address) {
+        this.values[i] = value;
+        return;
+      }
+    }
+  }
+
+  /** Removes the entry of `address` and returns its value, or {@link NIL} when there was none. */
+  take(address: number): number {
+    if (!(address >= 0)) return NIL;
+    const keys = this.keys;
+    const values = this.values;
+    const mask = this.mask;
+    let i = this.home(address);
+    for (;;) {
+      const k = keys[i]!;
+      if (k === address) break;
+      if (k === EMPTY) return NIL;
+      i = (i + 1) & mask;
+    }
+    const value = values[i]!;
+    // Backward shift: pull later entries of the probe run into the hole when their home allows.
+    let hole = i;
+    for (let j = (i + 1) & mask; ; j = (j + 1) & mask) {
+      const k = keys[j]!;
+      if (k === EMPTY) break;
+      const h = this.home(k);
+      // Entry j may move to the hole when its home is not cyclically within (hole, j].
+      if (hole <= j ? h <= hole || h > j : h <= hole && h > j) {
+        keys[hole] = k;
+        values[hole] = values[j]!;
+        hole = j;
+      }
+    }
+    keys[hole] = EMPTY;
+    this.count--;
+    return value;
+  }
+
+  /** Removes every entry. Keeps the arrays. */
+  clear(): void {
+    this.keys.fill(EMPTY);
+    this.count = 0;
+  }
+
+  /** Bucket an address hashes to. */
+  private home(address: number): number {
+    const high = Math.floor(address / TWO_POW_32);
+    const low = address - high * TWO_POW_32;
+    return Math.imul(low ^ Math.imul(high, 0x85ebca6b), 0x9e3779b1) >>> this.shift;
+  }
+
+  private grow(): void {
+    const keys = this.keys;
+    const values = this.values;
+    const n = keys.length * 2;
+    this.keys = new Float64Array(n).fill(EMPTY);
+    this.values = new Int32Array(n);
+    this.mask = n - 1;
+    this.shift = Math.clz32(n) + 1;
+    this.count = 0;
+    for (let i = 0; i < keys.length; i++) {
+      const k = keys[i]!;
+      if (k !== EMPTY) this.set(k, values[i]!);
+    }
+  }
+}

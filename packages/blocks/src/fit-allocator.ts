@@ -1,0 +1,411 @@
+/**
+ * FitAllocator: the placement engine shared by first fit, next fit, best fit, good fit and worst
+ * fit. It manages one range `[base, base + capacity)` with all bookkeeping outside it.
+ *
+ * - The {@link BlockTable} holds every block in address order; an {@link AddressMap} finds a live
+ *   block by address.
+ * - A strategy's {@link FreeIndex} files the free blocks and picks one for each request.
+ * - Sizes are rounded up to the granule (the minimum alignment), so every block boundary stays on a
+ *   granule and default-aligned requests never pad. A larger alignment pads the front of the chosen
+ *   block; the padding stays a free block.
+ * - A block is split exactly (no minimum remainder): bookkeeping lives outside the range, so any
+ *   remainder is usable. Freeing coalesces with both neighbours at once, so no two free blocks are
+ *   ever adjacent.
+ * - Compaction is a plan the caller carries out: live blocks slide toward `base` in address order,
+ *   each move a (from, to, size) copy with memmove semantics; {@link FitAllocator.applyCompaction}
+ *   then rewrites the bookkeeping.
+ *
+ * ```
+ *  allocate(48, 64) from a free block at 0x1010 of 256 bytes, granule 16:
+ *
+ *  0x1010      0x1040           0x1070                       0x1110
+ *  ├─ padding ─┼── live (48) ───┼──────── remainder ─────────┤
+ *     free                              free (keeps the slot)
+ * ```
+ *
+ * Steady-state operations allocate no objects: the table and indices grow by doubling.
+ */
+import type { Allocator, Layout, LayoutBlock, Usage } from '@allot/core';
+import {
+  checkAlignment,
+  checkNonNegativeInteger,
+  checkRequest,
+  checkSize,
+  InvalidArgumentError,
+  InvalidFreeError,
+  type InvalidFreeReason,
+} from '@allot/core';
+import { AddressMap } from './address-map';
+import { BlockState, BlockTable, NIL } from './block-table';
+import { type FreeIndex, type FreeIndexFactory, paddingFor } from './free-index';
+
+/** Minimum alignment (granule) when none is given, in bytes. */
+export const DEFAULT_ALIGNMENT = 8;
+/** Recently freed addresses remembered to tell a double free after coalescing; a power of two. */
+const RECENT_FREES = 64;
+
+export interface FitOptions {
+  /** Bytes in the managed range, a positive safe integer (up to 2^53 − base). */
+  readonly capacity: number;
+  /** Address of the first byte of the range, a non-negative safe integer. @defaultValue 0 */
+  readonly base?: number;
+  /**
+   * Minimum alignment of every block, in bytes (a power of two). Request sizes are rounded up to a
+   * multiple of it.
+   * @defaultValue 8
+   */
+  readonly alignment?: number;
+}
+
+/** One step of a compaction plan: copy `size` bytes from `from` to `to` (ranges may overlap). */
+export interface CompactionMove {
+  /** Current address of the live block. */
+  readonly from: number;
+  /** Address it moves to (lower than `from`). */
+  readonly to: number;
+  /** Bytes to copy: the block's usable size. */
+  readonly size: number;
+}
+
+/** Moves that slide live blocks toward the start of the range; carry them out in order. */
+export interface CompactionPlan {
+  readonly moves: readonly CompactionMove[];
+  /** Sum of the moves' sizes, in bytes. */
+  readonly movedBytes: number;
+  /** State the plan was made for; {@link FitAllocator.applyCompaction} refuses a stale plan. */
+  readonly generation: number;
+}
+
+export interface CompactOptions {
+  /** Most moves in the plan. @defaultValue Infinity */
+  readonly maxMoves?: number;
+  /** Most bytes the plan may copy. @defaultValue Infinity */
+  readonly maxBytes?: number;
+}
+
+export class FitAllocator implements Allocator {
+  /** Minimum alignment of every returned address, in bytes. */
+  readonly alignment: number;
+  /** First byte of the managed range. */
+  readonly base: number;
+  /** Bytes in the managed range. */
+  readonly capacity: number;
+  /** The block table (read-only for callers: change it only through this allocator). */
+  readonly table = new BlockTable();
+  private readonly index: FreeIndex;
+  private readonly live = new AddressMap();
+  private readonly end: number;
+  private readonly baseAligned: boolean;
+  private readonly recent = new Float64Array(RECENT_FREES).fill(Number.NaN);
+  private recentAt = 0;
+  private allocatedBytes = 0;
+  private freeBytes = 0;
+  private freeBlocks = 0;
+  private generationCount = 0;
+
+  constructor(options: FitOptions, index: FreeIndexFactory) {
+    if (options === null || typeof options !== 'object') {
+      throw new InvalidArgumentError('options', options, 'an object with a capacity');
+    }
+    const { capacity, base = 0, alignment = DEFAULT_ALIGNMENT } = options;
+    checkSize(capacity, 'capacity');
+    checkNonNegativeInteger(base, 'base');
+    checkAlignment(alignment);
+    if (!Number.isSafeInteger(base + capacity)) {
+      throw new InvalidArgumentError('capacity', capacity, `base + capacity ≤ 2^53 (base ${base})`);
+    }
+    this.capacity = capacity;
+    this.base = base;
+    this.alignment = alignment;
+    this.end = base + capacity;
+    this.baseAligned = paddingFor(base, alignment) === 0;
+    this.index = index(this.table);
+    this.reset();
+  }
+
+  /** Changes made so far; a compaction plan is valid only for the generation it was made in. */
+  get generation(): number {
+    return this.generationCount;
+  }
+
+  allocate(size: number, alignment?: number): number | null {
+    let align = this.alignment;
+    if (
+      !Number.isSafeInteger(size) ||
+      size <= 0 ||
+      (alignment !== undefined && alignment !== align)
+    ) {
+      align = checkRequest(size, alignment, align);
+    }
+    const g = this.alignment;
+    const need = Math.ceil(size / g) * g;
+    if (need > this.freeBytes) return null;
+    // Every boundary is a multiple of the granule when the base is: no padding to look for.
+    const search = align === g && this.baseAligned ? 1 : align;
+    const b = this.index.find(need, search);
+    if (b === NIL) return null;
+    return this.carve(b, need, size, align, search);
+  }
+
+  free(address: number): void {
+    const b = typeof address === 'number' ? this.live.take(address) : NIL;
+    if (b === NIL) throw this.invalidFree(address);
+    const t = this.table;
+    const sizes = t.size;
+    const state = t.state;
+    const size = sizes[b]!;
+    this.allocatedBytes -= size;
+    this.freeBytes += size;
+    this.generationCount++;
+    this.recent[this.recentAt] = address;
+    this.recentAt = (this.recentAt + 1) & (RECENT_FREES - 1);
+    const p = t.prev[b]!;
+    const n = t.next[b]!;
+    const prevFree = p !== NIL && state[p] === BlockState.Free;
+    const nextFree = n !== NIL && state[n] === BlockState.Free;
+    if (prevFree) {
+      if (nextFree) {
+        this.index.remove(n);
+        sizes[p] = sizes[p]! + size + sizes[n]!;
+        t.unlink(n);
+        this.freeBlocks--;
+      } else {
+        sizes[p] = sizes[p]! + size;
+      }
+      t.unlink(b);
+      this.index.update(p);
+    } else if (nextFree) {
+      t.address[n] = address;
+      sizes[n] = sizes[n]! + size;
+      t.unlink(b);
+      this.index.update(n);
+    } else {
+      state[b] = BlockState.Free;
+      this.index.insert(b);
+      this.freeBlocks++;
+    }
+  }
+
+  usableSize(address: number): number {
+    const b = typeof address === 'number' ? this.live.get(address) : NIL;
+    if (b === NIL) throw new InvalidArgumentError('address', address, 'the start of a live block');
+    return this.table.size[b]!;
+  }
+
+  /** Bytes the caller asked for when it allocated the live block at `address`. */
+  requestedSize(address: number): number {
+    const b = typeof address === 'number' ? this.live.get(address) : NIL;
+    if (b === NIL) throw new InvalidArgumentError('address', address, 'the start of a live block');
+    return this.table.requested[b]!;
+  }
+
+  owns(address: number): boolean {
+    return typeof address === 'number' && this.live.has(address);
+  }
+
+  usage(): Usage {
+    return {
+      capacity: this.capacity,
+      allocatedBytes: this.allocatedBytes,
+      freeBytes: this.freeBytes,
+      overheadBytes: 0,
+      largestFreeBlock: this.index.largest(),
+      liveCount: this.live.size,
+      freeBlockCount: this.freeBlocks,
+    };
+  }
+
+  reset(): void {
+    this.live.clear();
+    this.index.clear();
+    const b = this.table.reset(this.base, this.capacity, BlockState.Free);
+    this.index.insert(b);
+    this.allocatedBytes = 0;
+    this.freeBytes = this.capacity;
+    this.freeBlocks = 1;
+    this.recent.fill(Number.NaN);
+    this.generationCount++;
+  }
+
+  layout(): Layout {
+    const t = this.table;
+    const blocks: LayoutBlock[] = [];
+    for (let b = t.head; b !== NIL; b = t.next[b]!) {
+      const free = t.state[b] === BlockState.Free;
+      blocks.push(
+        free
+          ? { address: t.address[b]!, size: t.size[b]!, free }
+          : {
+              address: t.address[b]!,
+              size: t.size[b]!,
+              free,
+              requestedSize: t.requested[b]!,
+            },
+      );
+    }
+    return { segments: [{ address: this.base, size: this.capacity, blocks }] };
+  }
+
+  /**
+   * Plans moves that slide live blocks toward the start of the range, in address order, each to
+   * the lowest address its alignment allows. Changes nothing: carry the moves out in order (each a
+   * memmove), then call {@link FitAllocator.applyCompaction}. Repeated full passes leave one free
+   * block when every block has the minimum alignment (larger alignments may keep small gaps).
+   *
+   * @throws InvalidArgumentError when a limit is negative or not a number.
+   */
+  compact(options: CompactOptions = {}): CompactionPlan {
+    const maxMoves = options.maxMoves ?? Number.POSITIVE_INFINITY;
+    const maxBytes = options.maxBytes ?? Number.POSITIVE_INFINITY;
+    if (!(maxMoves >= 0)) {
+      throw new InvalidArgumentError('maxMoves', maxMoves, 'a non-negative number');
+    }
+    if (!(maxBytes >= 0)) {
+      throw new InvalidArgumentError('maxBytes', maxBytes, 'a non-negative number');
+    }
+    const t = this.table;
+    const moves: CompactionMove[] = [];
+    let movedBytes = 0;
+    let cursor = this.base;
+    for (let b = t.head; b !== NIL; b = t.next[b]!) {
+      if (t.state[b] !== BlockState.Live) continue;
+      const from = t.address[b]!;
+      const size = t.size[b]!;
+      const to = cursor + paddingFor(cursor, t.alignment[b]!);
+      if (to < from) {
+        if (moves.length >= maxMoves || movedBytes + size > maxBytes) break;
+        moves.push({ from, to, size });
+        movedBytes += size;
+        cursor = to + size;
+      } else {
+        cursor = from + size;
+      }
+    }
+    return { moves, movedBytes, generation: this.generationCount };
+  }
+
+  /**
+   * Records that the moves of `plan` were carried out: the moved blocks now live at their new
+   * addresses and the free ranges between blocks are rebuilt (coalesced).
+   *
+   * @throws InvalidArgumentError when the plan was not made by {@link FitAllocator.compact} for the
+   * current state. State is unchanged.
+   */
+  applyCompaction(plan: CompactionPlan): void {
+    if (plan === null || typeof plan !== 'object' || plan.generation !== this.generationCount) {
+      throw new InvalidArgumentError(
+        'plan',
+        plan?.generation,
+        `a plan from compact() for the current state (generation ${this.generationCount})`,
+      );
+    }
+    const t = this.table;
+    const moved = new Map<number, number>();
+    for (const move of plan.moves) {
+      const b = typeof move?.from === 'number' ? this.live.get(move.from) : NIL;
+      if (b === NIL || t.size[b] !== move.size || moved.has(b)) {
+        throw new InvalidArgumentError('plan', move, 'moves of live blocks as compact() made them');
+      }
+      moved.set(b, move.to);
+    }
+    if (moved.size === 0) return;
+    // Live blocks keep their address order; collect them with their new addresses, then rebuild.
+    const count = this.live.size;
+    const address = new Float64Array(count);
+    const size = new Float64Array(count);
+    const requested = new Float64Array(count);
+    const alignment = new Float64Array(count);
+    let i = 0;
+    for (let b = t.head; b !== NIL; b = t.next[b]!) {
+      if (t.state[b] !== BlockState.Live) continue;
+      address[i] = moved.get(b) ?? t.address[b]!;
+      size[i] = t.size[b]!;
+      requested[i] = t.requested[b]!;
+      alignment[i] = t.alignment[b]!;
+      i++;
+    }
+    this.live.clear();
+    this.index.clear();
+    t.clear();
+    this.freeBlocks = 0;
+    let last = NIL;
+    let cursor = this.base;
+    for (let j = 0; j < count; j++) {
+      const a = address[j]!;
+      if (a > cursor) last = this.appendFree(last, cursor, a - cursor);
+      last = t.insertAfter(last, a, size[j]!, BlockState.Live);
+      t.requested[last] = requested[j]!;
+      t.alignment[last] = alignment[j]!;
+      this.live.set(a, last);
+      cursor = a + size[j]!;
+    }
+    if (this.end > cursor) this.appendFree(last, cursor, this.end - cursor);
+    this.generationCount++;
+  }
+
+  private appendFree(after: number, address: number, size: number): number {
+    const b = this.table.insertAfter(after, address, size, BlockState.Free);
+    this.index.insert(b);
+    this.freeBlocks++;
+    return b;
+  }
+
+  /**
+   * Takes `need` bytes from free block `b` at an address aligned to `search` (1: already aligned),
+   * records `align` for compaction; returns the address.
+   */
+  private carve(b: number, need: number, requested: number, align: number, search: number): number {
+    const t = this.table;
+    const address = t.address[b]!;
+    const blockSize = t.size[b]!;
+    const pad = search === 1 ? 0 : paddingFor(address, search);
+    const rest = blockSize - pad - need;
+    const at = address + pad;
+    let live: number;
+    if (pad === 0) {
+      if (rest === 0) {
+        this.index.remove(b);
+        t.state[b] = BlockState.Live;
+        this.freeBlocks--;
+        live = b;
+      } else {
+        live = t.insertBefore(b, address, need, BlockState.Live);
+        t.address[b] = address + need;
+        t.size[b] = rest;
+        this.index.update(b);
+      }
+    } else {
+      // The padding keeps the slot (same address, smaller): its order among free blocks holds.
+      t.size[b] = pad;
+      this.index.update(b);
+      live = t.insertAfter(b, at, need, BlockState.Live);
+      if (rest > 0) {
+        const r = t.insertAfter(live, at + need, rest, BlockState.Free);
+        this.index.insert(r);
+        this.freeBlocks++;
+      }
+    }
+    t.requested[live] = requested;
+    t.alignment[live] = align;
+    this.live.set(at, live);
+    this.allocatedBytes += need;
+    this.freeBytes -= need;
+    this.generationCount++;
+    return at;
+  }
+
+  private invalidFree(address: number): InvalidFreeError {
+    let reason: InvalidFreeReason = 'not-live';
+    if (typeof address !== 'number' || !(address >= this.base && address < this.end)) {
+      reason = 'foreign-address';
+    } else {
+      const t = this.table;
+      const b = t.containing(address);
+      if (b !== NIL && t.state[b] === BlockState.Live) reason = 'interior-pointer';
+      else if (this.recent.includes(address) || (b !== NIL && t.address[b] === address)) {
+        reason = 'double-free';
+      }
+    }
+    return new InvalidFreeError(address, reason);
+  }
+}

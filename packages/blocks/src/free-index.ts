@@ -1,0 +1,47 @@
+/**
+ * The one thing a fit strategy decides: which free block a request goes to. {@link FitAllocator}
+ * keeps the block table, splitting, coalescing, accounting and compaction; a strategy hands it a
+ * `FreeIndex` that files free blocks and picks one.
+ */
+import type { BlockTable } from './block-table';
+
+export interface FreeIndex {
+  /** Files free block `block` (its address and size are in the table). */
+  insert(block: number): void;
+  /** Unfiles free block `block`. */
+  remove(block: number): void;
+  /**
+   * The address and/or size of filed block `block` changed; its address order among the free
+   * blocks did not (it shrank from either end, or grew over a neighbouring live block's range).
+   */
+  update(block: number): void;
+  /**
+   * A filed block that holds `size` bytes at an address aligned to `alignment` (after padding), or
+   * `NIL` (-1) when the strategy finds none. `size` is already rounded to the granule; an
+   * `alignment` of 1 means every filed block's address is aligned already (no padding to check).
+   */
+  find(size: number, alignment: number): number;
+  /** Size of the largest filed block, in bytes (0 when none). */
+  largest(): number;
+  /** Unfiles everything. */
+  clear(): void;
+}
+
+/** Makes a strategy's index over the allocator's block table. */
+export type FreeIndexFactory = (table: BlockTable) => FreeIndex;
+
+/** Bytes to skip from `address` to reach a multiple of `alignment` (a power of two). Exact to 2^53. */
+export function paddingFor(address: number, alignment: number): number {
+  const remainder = address - Math.floor(address / alignment) * alignment;
+  return remainder === 0 ? 0 : alignment - remainder;
+}
+
+/** Whether block `block` of `table` holds `size` bytes once its address is aligned to `alignment`. */
+export function blockFits(
+  table: BlockTable,
+  block: number,
+  size: number,
+  alignment: number,
+): boolean {
+  return paddingFor(table.address[block]!, alignment) + size <= table.size[block]!;
+}

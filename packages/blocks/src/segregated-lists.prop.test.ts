@@ -1,0 +1,103 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { NIL } from './block-table';
+import {
+  CLASS_COUNT,
+  classMinimum,
+  floorLog2,
+  SECOND_LEVEL_COUNT,
+  SegregatedLists,
+  sizeClass,
+} from './segregated-lists';
+
+const runs = {
+  seed: Number(process.env.FC_SEED ?? 0x71f5),
+  numRuns: Number(process.env.FC_NUM_RUNS ?? 100),
+};
+
+const anySize = fc.oneof(
+  fc.integer({ min: 1, max: 4096 }),
+  fc.integer({ min: 1, max: 2 ** 32 + 2 ** 20 }),
+  fc.integer({ min: 1, max: Number.MAX_SAFE_INTEGER }),
+);
+
+describe('size classes', () => {
+  it('floorLog2 is exact around every power of two up to 2^52', () => {
+    for (let e = 0; e <= 52; e++) {
+      expect(floorLog2(2 ** e)).toBe(e);
+      if (e > 0) expect(floorLog2(2 ** e - 1)).toBe(e - 1);
+      if (e > 0 && e < 52) expect(floorLog2(2 ** e + 1)).toBe(e);
+    }
+    expect(floorLog2(Number.MAX_SAFE_INTEGER)).toBe(52);
+  });
+
+  it('every size lies in its class, and classes are ordered', () => {
+    fc.assert(
+      fc.property(anySize, anySize, (a, b) => {
+        const c = sizeClass(a);
+        expect(c).toBeGreaterThanOrEqual(0);
+        expect(c).toBeLessThan(CLASS_COUNT);
+        expect(classMinimum(c)).toBeLessThanOrEqual(a);
+        if (c + 1 < CLASS_COUNT) expect(classMinimum(c + 1)).toBeGreaterThan(a);
+        // Bounded waste: a class spans at most 1/32 of its sizes.
+        if (a >= SECOND_LEVEL_COUNT && c + 1 < CLASS_COUNT) {
+          expect(classMinimum(c + 1) - classMinimum(c)).toBeLessThanOrEqual(a / SECOND_LEVEL_COUNT);
+        }
+        if (a <= b) expect(sizeClass(a)).toBeLessThanOrEqual(sizeClass(b));
+      }),
+      runs,
+    );
+  });
+});
+
+describe('SegregatedLists', () => {
+  const op = fc.oneof(
+    fc.record({ kind: fc.constant('insert' as const), size: anySize }),
+    fc.record({ kind: fc.constant('remove' as const), pick: fc.nat() }),
+  );
+
+  it('agrees with an array model', () => {
+    fc.assert(
+      fc.property(
+        fc.array(op, { maxLength: 100 }),
+        fc.array(anySize, { minLength: 3, maxLength: 3 }),
+        (ops, probes) => {
+          const lists = new SegregatedLists(4);
+          const model = new Map<number, number>();
+          let nextId = 0;
+          for (const o of ops) {
+            if (o.kind === 'insert') {
+              lists.insert(nextId, o.size);
+              model.set(nextId++, o.size);
+            } else if (model.size > 0) {
+              const id = [...model.keys()][o.pick % model.size]!;
+              lists.remove(id);
+              model.delete(id);
+              expect(lists.classOfId(id)).toBe(NIL);
+            }
+            expect(lists.count).toBe(model.size);
+            const classes = new Set([...model.values()].map(sizeClass));
+            const ordered = [...classes].sort((x, y) => x - y);
+            expect(lists.lastClass()).toBe(ordered.at(-1) ?? NIL);
+            for (const probe of probes) {
+              const holding = ordered.find((c) => classMinimum(c) >= probe);
+              expect(lists.firstClassHolding(probe)).toBe(holding ?? NIL);
+              const from = sizeClass(probe);
+              expect(lists.firstClassFrom(from)).toBe(ordered.find((c) => c >= from) ?? NIL);
+            }
+            // Every id is listed under its class, once.
+            for (const c of ordered) {
+              const listed: number[] = [];
+              for (let id = lists.head(c); id !== NIL; id = lists.next(id)) listed.push(id);
+              const expected = [...model].filter(([, s]) => sizeClass(s) === c).map(([id]) => id);
+              expect(listed.sort((x, y) => x - y)).toEqual(expected.sort((x, y) => x - y));
+            }
+          }
+          lists.clear();
+          expect(lists.lastClass()).toBe(NIL);
+        },
+      ),
+      runs,
+    );
+  });
+});

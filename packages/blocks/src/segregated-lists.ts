@@ -1,0 +1,208 @@
+/**
+ * Two-level segregated free lists with bitmaps, in the style of TLSF (Masmano et al., 2004).
+ *
+ * A size falls into a class: the first level is ⌊log2 size⌋, the second level splits each power of
+ * two into {@link SECOND_LEVEL_COUNT} equal parts, so a class spans at most 1/32 of its sizes
+ * (the bounded waste of good fit). Sizes below {@link SECOND_LEVEL_COUNT} get one class each. Every
+ * class holds a doubly linked list of ids; one bitmap per first level marks the non-empty second-level
+ * classes and one bitmap marks the non-empty first levels, so the first non-empty class at or above
+ * a given one is found with a few `Math.clz32` calls: O(1).
+ *
+ * ```
+ *  first level  (bitmap 0b…1010)        second level (bitmap per row)     lists
+ *  row 1  [32, 64)   ──────────────►   | 0 | 1 | 0 | … |   class 33 ──► id 7 ⇄ id 2
+ *  row 3  [128, 256) ──────────────►   | 1 | 0 | … | 0 |   class 96 ──► id 4
+ * ```
+ *
+ * Bit tricks apply to class numbers (at most 49 rows × 32 columns), never to sizes: the first
+ * level of a size below 2^32 comes from `Math.clz32`, above it from `Math.log2`, corrected to be
+ * exact. Sizes up to 2^53 are exact.
+ */
+import { growInt, NIL } from './block-table';
+
+/** log2 of the number of second-level classes per first level: 5 → 32 classes, ≤ 3.1% waste. */
+export const SECOND_LEVEL_LOG2 = 5;
+/** Second-level classes per first level. */
+export const SECOND_LEVEL_COUNT = 1 << SECOND_LEVEL_LOG2;
+/** Rows: row 0 holds sizes below 32 one by one, row r ≥ 1 holds [2^(r+4), 2^(r+5)). */
+const ROWS = 54 - SECOND_LEVEL_LOG2;
+/** Number of classes. */
+export const CLASS_COUNT = ROWS * SECOND_LEVEL_COUNT;
+const TWO_POW_32 = 2 ** 32;
+const INITIAL_IDS = 64;
+
+/** 2^i for i in [0, 64). */
+const POW2 = new Float64Array(64);
+for (let i = 0; i < 64; i++) POW2[i] = 2 ** i;
+
+/** Smallest size of each class. */
+const CLASS_MIN = new Float64Array(CLASS_COUNT);
+for (let c = 0; c < CLASS_COUNT; c++) {
+  const row = Math.floor(c / SECOND_LEVEL_COUNT);
+  const column = c % SECOND_LEVEL_COUNT;
+  CLASS_MIN[c] = row === 0 ? column : POW2[row + SECOND_LEVEL_LOG2 - 1]! + column * POW2[row - 1]!;
+}
+
+/** ⌊log2 size⌋ for 1 ≤ size < 2^53, exact. */
+export function floorLog2(size: number): number {
+  if (size < TWO_POW_32) return 31 - Math.clz32(size);
+  let e = Math.floor(Math.log2(size));
+  if (POW2[e]! > size) e--;
+  else if (POW2[e + 1]! <= size) e++;
+  return e;
+}
+
+/** Class of a block of `size` bytes (0 ≤ size < 2^53): the class whose range holds `size`. */
+export function sizeClass(size: number): number {
+  if (size < SECOND_LEVEL_COUNT) return size;
+  const e = floorLog2(size);
+  const column = Math.floor(size / POW2[e - SECOND_LEVEL_LOG2]!) - SECOND_LEVEL_COUNT;
+  return (e - SECOND_LEVEL_LOG2 + 1) * SECOND_LEVEL_COUNT + column;
+}
+
+/** Smallest size in class `c`. */
+export function classMinimum(c: number): number {
+  return CLASS_MIN[c]!;
+}
+
+/** Lowest set bit of a non-zero 32-bit word, as a bit number. */
+function lowestBit(word: number): number {
+  return 31 - Math.clz32(word & -word);
+}
+
+export class SegregatedLists {
+  private readonly heads = new Int32Array(CLASS_COUNT).fill(NIL);
+  private readonly rowMaps = new Int32Array(ROWS);
+  /** Non-empty rows: bit r of word ⌊r/32⌋. */
+  private readonly firstMaps = new Int32Array(2);
+  private nextOf: Int32Array;
+  private prevOf: Int32Array;
+  private classOf: Int32Array;
+  private size = 0;
+
+  /** @param initialIds - ids to reserve up front. @defaultValue 64 */
+  constructor(initialIds: number = INITIAL_IDS) {
+    const n = Math.max(4, Math.floor(initialIds));
+    this.nextOf = new Int32Array(n);
+    this.prevOf = new Int32Array(n);
+    this.classOf = new Int32Array(n).fill(NIL);
+  }
+
+  /** Number of ids in the lists. */
+  get count(): number {
+    return this.size;
+  }
+
+  /** Class `id` is filed under, or {@link NIL} when it is not in the lists. */
+  classOfId(id: number): number {
+    return id < this.classOf.length ? this.classOf[id]! : NIL;
+  }
+
+  /** First id of class `c`, or {@link NIL}. */
+  head(c: number): number {
+    return this.heads[c]!;
+  }
+
+  /** Next id in the same class after `id`, or {@link NIL}. */
+  next(id: number): number {
+    return this.nextOf[id]!;
+  }
+
+  /** Files `id` under the class of `size` (at the head of its list). */
+  insert(id: number, size: number): void {
+    if (id >= this.classOf.length) this.grow(id + 1);
+    const c = sizeClass(size);
+    const h = this.heads[c]!;
+    this.nextOf[id] = h;
+    this.prevOf[id] = NIL;
+    if (h !== NIL) this.prevOf[h] = id;
+    else {
+      const row = (c / SECOND_LEVEL_COUNT) | 0;
+      this.rowMaps[row] = this.rowMaps[row]! | (1 << (c & (SECOND_LEVEL_COUNT - 1)));
+      this.firstMaps[row >>> 5] = this.firstMaps[row >>> 5]! | (1 << (row & 31));
+    }
+    this.heads[c] = id;
+    this.classOf[id] = c;
+    this.size++;
+  }
+
+  /** Removes `id` from its list. */
+  remove(id: number): void {
+    const c = this.classOf[id]!;
+    const n = this.nextOf[id]!;
+    const p = this.prevOf[id]!;
+    if (n !== NIL) this.prevOf[n] = p;
+    if (p !== NIL) this.nextOf[p] = n;
+    else {
+      this.heads[c] = n;
+      if (n === NIL) {
+        const row = (c / SECOND_LEVEL_COUNT) | 0;
+        const map = this.rowMaps[row]! & ~(1 << (c & (SECOND_LEVEL_COUNT - 1)));
+        this.rowMaps[row] = map;
+        if (map === 0) this.firstMaps[row >>> 5] = this.firstMaps[row >>> 5]! & ~(1 << (row & 31));
+      }
+    }
+    this.classOf[id] = NIL;
+    this.size--;
+  }
+
+  /** First non-empty class ≥ `c`, or {@link NIL}. O(1). */
+  firstClassFrom(c: number): number {
+    if (c >= CLASS_COUNT) return NIL;
+    let row = (c / SECOND_LEVEL_COUNT) | 0;
+    const column = c & (SECOND_LEVEL_COUNT - 1);
+    const inRow = this.rowMaps[row]! & (-1 << column);
+    if (inRow !== 0) return row * SECOND_LEVEL_COUNT + lowestBit(inRow);
+    row++;
+    if (row >= ROWS) return NIL;
+    let word = row >>> 5;
+    let bits = this.firstMaps[word]! & (-1 << (row & 31));
+    while (bits === 0) {
+      word++;
+      if (word >= this.firstMaps.length) return NIL;
+      bits = this.firstMaps[word]!;
+    }
+    row = word * 32 + lowestBit(bits);
+    return row * SECOND_LEVEL_COUNT + lowestBit(this.rowMaps[row]!);
+  }
+
+  /**
+   * First non-empty class whose every size is ≥ `size`: any id filed there holds `size` bytes
+   * (TLSF's rounded-up search). {@link NIL} when there is none. O(1).
+   */
+  firstClassHolding(size: number): number {
+    const c = sizeClass(size);
+    return this.firstClassFrom(CLASS_MIN[c] === size ? c : c + 1);
+  }
+
+  /** Highest non-empty class, or {@link NIL}. O(1). */
+  lastClass(): number {
+    for (let word = this.firstMaps.length - 1; word >= 0; word--) {
+      const bits = this.firstMaps[word]!;
+      if (bits !== 0) {
+        const row = word * 32 + 31 - Math.clz32(bits);
+        return row * SECOND_LEVEL_COUNT + 31 - Math.clz32(this.rowMaps[row]!);
+      }
+    }
+    return NIL;
+  }
+
+  /** Empties every list. Keeps the arrays. */
+  clear(): void {
+    this.heads.fill(NIL);
+    this.rowMaps.fill(0);
+    this.firstMaps.fill(0);
+    this.classOf.fill(NIL);
+    this.size = 0;
+  }
+
+  private grow(atLeast: number): void {
+    let n = this.classOf.length * 2;
+    while (n < atLeast) n *= 2;
+    this.nextOf = growInt(this.nextOf, n);
+    this.prevOf = growInt(this.prevOf, n);
+    const classOf = new Int32Array(n).fill(NIL);
+    classOf.set(this.classOf);
+    this.classOf = classOf;
+  }
+}

@@ -1,0 +1,124 @@
+/**
+ * Address-ordered first fit and next fit over one range, with O(log n) search.
+ *
+ * Free blocks are filed in an {@link OrderedIndex} keyed by address whose nodes also know the
+ * largest free size in their subtree. First fit descends to the leftmost block whose size fits:
+ * O(log n) in the number of free blocks, never a walk over them. With a larger alignment, a block
+ * that fits by size but not once padded is skipped and the search resumes after it.
+ *
+ * Next fit starts the same search at the address where the previous allocation ended and wraps to
+ * the start of the range when nothing fits above it.
+ *
+ * Splitting and coalescing never change the address order of the free blocks (a block shrinks from
+ * its front, or grows over a neighbour that was live), so most operations rewrite a node's key in
+ * place and only refresh the subtree maxima above it.
+ *
+ * ```
+ *  address order:   [ free 96 ][ live ][ free 24 ][ live ][ free 512 ]
+ *  index:                       (free 24) max 512
+ *                              /                 \
+ *                 (free 96) max 96         (free 512) max 512
+ *  allocate(64) → leftmost with size ≥ 64 → free 96
+ * ```
+ */
+import {
+  type BlockTable,
+  blockFits,
+  type CompactionMove,
+  type CompactionPlan,
+  type CompactOptions,
+  FitAllocator,
+  type FitOptions,
+  type FreeIndex,
+  NIL,
+  OrderedIndex,
+  paddingFor,
+} from '@allot/blocks';
+
+export type { CompactionMove, CompactionPlan, CompactOptions };
+
+export interface FirstFitOptions extends FitOptions {
+  /**
+   * Start each search where the previous allocation ended (wrapping to the start) instead of at
+   * the start of the range: spreads blocks over the range, usually with more fragmentation.
+   * @defaultValue false
+   */
+  readonly nextFit?: boolean;
+}
+
+/** A first-fit (or next-fit) allocator: the core contract plus layout and compaction. */
+export type FirstFitAllocator = FitAllocator;
+
+/** Free blocks keyed by address, with subtree maxima of their sizes. */
+class AddressOrderedIndex implements FreeIndex {
+  protected readonly tree = new OrderedIndex({ augmented: true });
+
+  constructor(protected readonly table: BlockTable) {}
+
+  insert(block: number): void {
+    this.tree.insert(block, this.table.address[block]!, 0, this.table.size[block]!);
+  }
+
+  remove(block: number): void {
+    this.tree.remove(block);
+  }
+
+  update(block: number): void {
+    this.tree.updateInPlace(block, this.table.address[block]!, 0, this.table.size[block]!);
+  }
+
+  find(size: number, alignment: number): number {
+    return this.findFrom(Number.NEGATIVE_INFINITY, size, alignment);
+  }
+
+  largest(): number {
+    return this.tree.maxValue();
+  }
+
+  clear(): void {
+    this.tree.clear();
+  }
+
+  /** Lowest-address block at or above `from` that holds `size` at `alignment`, or NIL. */
+  protected findFrom(from: number, size: number, alignment: number): number {
+    const tree = this.tree;
+    let b = tree.firstAtLeast(from, size);
+    if (alignment === 1) return b;
+    while (b !== NIL && !blockFits(this.table, b, size, alignment)) b = tree.nextAtLeast(b, size);
+    return b;
+  }
+}
+
+/** Next fit: the search starts where the previous allocation ended. */
+class NextFitIndex extends AddressOrderedIndex {
+  private rover = Number.NEGATIVE_INFINITY;
+
+  override find(size: number, alignment: number): number {
+    let b = this.findFrom(this.rover, size, alignment);
+    if (b === NIL) b = this.findFrom(Number.NEGATIVE_INFINITY, size, alignment);
+    if (b !== NIL) {
+      const address = this.table.address[b]!;
+      this.rover = address + (alignment === 1 ? 0 : paddingFor(address, alignment)) + size;
+    }
+    return b;
+  }
+
+  override clear(): void {
+    super.clear();
+    this.rover = Number.NEGATIVE_INFINITY;
+  }
+}
+
+/**
+ * Makes an address-ordered first-fit allocator over `[base, base + capacity)` (next fit with
+ * `nextFit: true`). Bookkeeping lives outside the range.
+ *
+ * @throws InvalidArgumentError when `capacity` is not a positive safe integer, `base` not a
+ * non-negative safe integer, `base + capacity` above 2^53, or `alignment` not a power of two.
+ */
+export function firstFit(options: FirstFitOptions): FirstFitAllocator {
+  const nextFit = options?.nextFit ?? false;
+  return new FitAllocator(options, (table) =>
+    nextFit ? new NextFitIndex(table) : new AddressOrderedIndex(table),
+  );
+}
