@@ -142,10 +142,16 @@ export class StatsAllocator<Upstream extends Allocator = Allocator> implements A
 
   free(address: number): void {
     const slot = this.live.find(address);
-    this.upstream.free(address); // throws on misuse before anything here changes
-    if (slot < 0) return;
+    if (slot < 0) {
+      this.upstream.free(address); // throws on misuse; a block from before this adaptor just goes
+      return;
+    }
     const requested = this.live.requestedAt(slot);
     const usable = this.live.usableAt(slot);
+    // Record the request before the upstream acts, so a pool that completes the free at once
+    // (and reports free_completed through its sink) appears after it in the trace.
+    if (this.tracer !== null) this.tracer.record(this.deferredFreeKind, address, usable, 0);
+    this.upstream.free(address);
     this.live.removeAt(slot);
     const c = this.counters;
     c[REQUESTED_BYTES + CURRENT]! -= requested;
@@ -154,10 +160,7 @@ export class StatsAllocator<Upstream extends Allocator = Allocator> implements A
     c[ALLOCATED_BYTES + FREED]! += usable;
     c[ALLOCATIONS + CURRENT]! -= 1;
     c[ALLOCATIONS + FREED]! += 1;
-    if (this.tracer !== null) {
-      this.tracer.record(this.deferredFreeKind, address, usable, 0);
-      this.blockStacks?.delete(address);
-    }
+    this.blockStacks?.delete(address);
   }
 
   usableSize(address: number): number {
