@@ -1,3 +1,7 @@
 import { libraryConfig } from '@allot/tooling/tsup';
 
-export default libraryConfig({ entry: ['src/cli.ts', 'src/worker.ts'], format: ['esm'], dts: false });
+export default libraryConfig({
+  entry: ['src/cli.ts', 'src/worker.ts'],
+  format: ['esm'],
+  dts: false,
+});

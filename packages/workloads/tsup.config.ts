@@ -1,3 +1,4 @@
 import { libraryConfig } from '@allot/tooling/tsup';
 
-export default libraryConfig();
+// `shims` gives the CJS build a working `import.meta.url` (findTracesDir walks up from the module).
+export default libraryConfig({ shims: true });

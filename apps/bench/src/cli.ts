@@ -1,0 +1,178 @@
+/**
+ * `pnpm bench`: runs every allocator row on every workload, one worker process per row, prints a
+ * table per workload, and writes `bench-results/latest.json` and the generated block of
+ * `BENCHMARKS.md` at the repository root.
+ *
+ * Rows run one after another (never in parallel: they would share cores and disturb each other's
+ * timings). The parent only builds traces for their summaries and loads each row once to learn
+ * whether it is available; all measuring happens in the workers.
+ */
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpus, platform, release } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { commandLine, parseCli, USAGE, UsageError } from './options';
+import { ALLOCATORS, RowUnavailableError } from './registry';
+import { mergeBenchmarksFile, renderMarkdownBlock, renderTerminal } from './report';
+import type { AllocatorRecord, BenchRun, WorkloadRecord } from './results';
+import { runWorker } from './run-worker';
+import { buildTrace, planWorkloads, profileOf, timedFrom } from './workload-plan';
+
+/** The repository root: the nearest folder above `from` that holds pnpm-workspace.yaml. */
+function findRepoRoot(from = process.cwd()): string {
+  let dir = resolve(from);
+  for (;;) {
+    if (existsSync(join(dir, 'pnpm-workspace.yaml'))) return dir;
+    const parent = dirname(dir);
+    if (parent === dir) return resolve(from);
+    dir = parent;
+  }
+}
+
+/** A one-line progress display on a terminal; silent elsewhere. */
+class Progress {
+  private readonly tty = process.stderr.isTTY === true;
+  private readonly started = performance.now();
+
+  update(text: string): void {
+    if (!this.tty) return;
+    const seconds = ((performance.now() - this.started) / 1000).toFixed(0);
+    const line = `[${seconds}s] ${text}`;
+    const width = process.stderr.columns ?? 100;
+    process.stderr.write(`\r\x1b[2K${line.slice(0, width - 1)}`);
+  }
+
+  log(text: string): void {
+    if (this.tty) process.stderr.write('\r\x1b[2K');
+    process.stderr.write(`${text}\n`);
+  }
+
+  clear(): void {
+    if (this.tty) process.stderr.write('\r\x1b[2K');
+  }
+}
+
+async function main(argv: string[]): Promise<number> {
+  const options = parseCli(argv);
+  if (options.help) {
+    process.stdout.write(USAGE);
+    return 0;
+  }
+  const startedAt = performance.now();
+  const progress = new Progress();
+  const plan = planWorkloads(options.settings.quick);
+  const wantedWorkloads = options.workloads;
+  const specs = wantedWorkloads
+    ? plan.workloads.filter((w) => wantedWorkloads.some((p) => w.id === p || w.id.startsWith(p)))
+    : plan.workloads;
+  const unknownRows = (options.allocators ?? []).filter(
+    (n) => !ALLOCATORS.some((a) => a.name === n),
+  );
+  if (unknownRows.length > 0) {
+    throw new UsageError(
+      `unknown row(s) ${unknownRows.join(', ')}; rows: ${ALLOCATORS.map((a) => a.name).join(', ')}`,
+    );
+  }
+  if (specs.length === 0) throw new UsageError(`no workload matches ${wantedWorkloads?.join(',')}`);
+  const entries = options.allocators
+    ? ALLOCATORS.filter((a) => options.allocators!.includes(a.name))
+    : ALLOCATORS;
+  if (options.list) {
+    process.stdout.write(
+      `rows:\n${ALLOCATORS.map((a) => `  ${a.name.padEnd(14)} ${a.recipe}`).join('\n')}\n` +
+        `workloads:\n${plan.workloads.map((w) => `  ${w.id.padEnd(24)} ${w.title}`).join('\n')}\n`,
+    );
+    return 0;
+  }
+
+  const workloads: WorkloadRecord[] = specs.map((spec) => {
+    progress.update(`building workload ${spec.id}`);
+    const trace = buildTrace(spec);
+    return {
+      id: spec.id,
+      title: spec.title,
+      kind: spec.kind,
+      summary: profileOf(trace).summary,
+      timedFrom: timedFrom(trace),
+    };
+  });
+
+  const allocators: AllocatorRecord[] = [];
+  const run: BenchRun = {
+    command: commandLine(argv),
+    date: new Date().toISOString().slice(0, 10),
+    node: process.version,
+    cpu: cpus()[0]?.model.trim() ?? 'unknown',
+    cores: cpus().length,
+    platform: `${platform()} ${release()}`,
+    settings: options.settings,
+    durationSeconds: 0,
+    workloads,
+    allocators,
+    cells: [],
+    skipped: [],
+    errors: [],
+    notes: [...plan.notes],
+  };
+
+  for (const [index, entry] of entries.entries()) {
+    const record = { name: entry.name, recipe: entry.recipe, peer: entry.peer ?? false };
+    try {
+      await entry.load();
+    } catch (error) {
+      const reason = error instanceof RowUnavailableError ? error.message : String(error);
+      allocators.push({ ...record, status: 'unavailable', reason });
+      progress.log(`skipping ${entry.name}: ${reason}`);
+      continue;
+    }
+    allocators.push({ ...record, status: 'measured' });
+    const label = `[${index + 1}/${entries.length}] ${entry.name}`;
+    progress.update(`${label}: starting`);
+    const report = await runWorker(
+      { type: 'run', allocator: entry.name, workloads: specs, settings: options.settings },
+      (message) => {
+        if (message.type === 'phase')
+          progress.update(`${label}: ${message.workload} (${message.phase})`);
+      },
+    );
+    run.cells.push(...report.results);
+    for (const s of report.skipped) run.skipped.push({ allocator: entry.name, ...s });
+    for (const e of report.errors) {
+      run.errors.push({ allocator: entry.name, ...e });
+      progress.log(`error in ${entry.name}${e.workload ? ` on ${e.workload}` : ''}: ${e.message}`);
+    }
+  }
+  progress.clear();
+  const finished: BenchRun = { ...run, durationSeconds: (performance.now() - startedAt) / 1000 };
+
+  if (options.json) process.stdout.write(`${JSON.stringify(finished, null, 2)}\n`);
+  else process.stdout.write(`${renderTerminal(finished)}\n`);
+
+  if (options.write) {
+    const root = findRepoRoot();
+    const jsonPath = join(root, 'bench-results', 'latest.json');
+    mkdirSync(dirname(jsonPath), { recursive: true });
+    writeFileSync(jsonPath, `${JSON.stringify(finished, null, 2)}\n`);
+    const mdPath = join(root, 'BENCHMARKS.md');
+    const existing = existsSync(mdPath) ? readFileSync(mdPath, 'utf8') : null;
+    writeFileSync(mdPath, mergeBenchmarksFile(existing, renderMarkdownBlock(finished)));
+    progress.log(`wrote ${jsonPath} and ${mdPath} (${finished.durationSeconds.toFixed(0)} s)`);
+  }
+  return finished.errors.length > 0 ? 1 : 0;
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (error: unknown) => {
+    if (error instanceof UsageError) {
+      process.stderr.write(`${error.message}\n\n${USAGE}`);
+      process.exitCode = 2;
+    } else {
+      process.stderr.write(
+        `${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+      );
+      process.exitCode = 1;
+    }
+  },
+);

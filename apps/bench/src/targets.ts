@@ -1,0 +1,194 @@
+/**
+ * The targets the issues set, checked against a run. Each target measures itself from the results
+ * and says met, missed, or not measured (row or workload absent in this run). Later strategies add
+ * entries to {@link TARGETS}; nothing here asserts in tests.
+ */
+import { type BenchRun, cellOf } from './results';
+
+export type TargetStatus = 'met' | 'missed' | 'not measured';
+
+/** One evaluated target. */
+export interface TargetRow {
+  readonly target: string;
+  readonly source: string;
+  readonly measured: string;
+  readonly limit: string;
+  readonly status: TargetStatus;
+}
+
+/** A target: a description, and how to measure it from a run. */
+export interface Target {
+  readonly target: string;
+  /** Where it comes from, for example `issue 3`. */
+  readonly source: string;
+  readonly limit: string;
+  /** Measured value as text and whether it is met, or null when not measured. */
+  readonly evaluate: (run: BenchRun) => { measured: string; met: boolean } | null;
+}
+
+const fmt = (value: number, digits = 1): string => value.toFixed(digits);
+
+function nsPerOp(run: BenchRun, allocator: string, workload: string): number | null {
+  const cell = cellOf(run, allocator, workload);
+  return cell && cell.nsPerOp !== null && !cell.partial ? cell.nsPerOp : null;
+}
+
+function nsAtMost(allocator: string, workload: string, limit: number, source: string): Target {
+  return {
+    target: `${allocator}, ${workload}: ns/op`,
+    source,
+    limit: `≤ ${limit} ns/op`,
+    evaluate: (run) => {
+      const ns = nsPerOp(run, allocator, workload);
+      return ns === null ? null : { measured: `${fmt(ns)} ns/op`, met: ns <= limit };
+    },
+  };
+}
+
+function pairAtMost(allocator: string, workload: string, limit: number, source: string): Target {
+  return {
+    target: `${allocator}, ${workload}: ns per alloc+free pair`,
+    source,
+    limit: `≤ ${limit} ns/pair`,
+    evaluate: (run) => {
+      const ns = nsPerOp(run, allocator, workload);
+      return ns === null ? null : { measured: `${fmt(2 * ns)} ns/pair`, met: 2 * ns <= limit };
+    },
+  };
+}
+
+function fasterThan(
+  allocator: string,
+  peer: string,
+  workload: string,
+  factor: number,
+  source: string,
+): Target {
+  return {
+    target: `${allocator}, ${workload}: speed-up over ${peer}`,
+    source,
+    limit: `≥ ${factor}×`,
+    evaluate: (run) => {
+      const ns = nsPerOp(run, allocator, workload);
+      const cell = cellOf(run, peer, workload);
+      if (ns === null || !cell || cell.nsPerOp === null) return null;
+      const speedup = cell.nsPerOp / ns;
+      const note = cell.partial ? ` (${peer} timed on a prefix)` : '';
+      return { measured: `${fmt(speedup, 0)}×${note}`, met: speedup >= factor };
+    },
+  };
+}
+
+function relativeTo(
+  allocator: string,
+  other: string,
+  workload: string,
+  factor: number,
+  source: string,
+  label: string,
+): Target {
+  return {
+    target: `${allocator}, ${workload}: ${label}`,
+    source,
+    limit: `≤ ${factor}× ${other}`,
+    evaluate: (run) => {
+      const ns = nsPerOp(run, allocator, workload);
+      const base = nsPerOp(run, other, workload);
+      if (ns === null || base === null) return null;
+      return { measured: `${fmt(ns / base, 2)}× ${other}`, met: ns / base <= factor };
+    },
+  };
+}
+
+function growth(
+  allocator: string,
+  small: string,
+  large: string,
+  factor: number,
+  source: string,
+): Target {
+  return {
+    target: `${allocator}: ns/op on ${large} vs ${small}`,
+    source,
+    limit: `≤ ${factor}×`,
+    evaluate: (run) => {
+      const a = nsPerOp(run, allocator, small);
+      const b = nsPerOp(run, allocator, large);
+      return a === null || b === null
+        ? null
+        : { measured: `${fmt(b / a, 2)}×`, met: b / a <= factor };
+    },
+  };
+}
+
+/** Memory on one workload, or the worst over every workload whose id starts with `prefix`. */
+function memoryAtMost(allocator: string, workloads: string, limit: number, source: string): Target {
+  const every = workloads.endsWith('*');
+  const prefix = workloads.slice(0, -1);
+  return {
+    target: `${allocator}, ${every ? 'every real-program trace' : workloads}: capacity / peak live`,
+    source,
+    limit: `≤ ${limit}×`,
+    evaluate: (run) => {
+      const ids = run.workloads
+        .map((w) => w.id)
+        .filter((id) => (every ? id.startsWith(prefix) : id === workloads));
+      let worst: { ratio: number; id: string; approximate: boolean } | null = null;
+      for (const id of ids) {
+        const cell = cellOf(run, allocator, id);
+        if (!cell) continue;
+        if (cell.capacityRatio === null) return null;
+        if (!worst || cell.capacityRatio > worst.ratio) {
+          worst = { ratio: cell.capacityRatio, id, approximate: cell.capacityStatus !== 'exact' };
+        }
+      }
+      if (!worst) return null;
+      const where = every ? ` (worst: ${worst.id.replace('trace:', '')})` : '';
+      const bound = worst.approximate ? '≤ ' : '';
+      return { measured: `${bound}${fmt(worst.ratio, 3)}×${where}`, met: worst.ratio <= limit };
+    },
+  };
+}
+
+const I3 = 'issue 3';
+const I4 = 'issue 4';
+
+/** Every target of the issues so far, in BENCHMARKS.md order. */
+export const TARGETS: readonly Target[] = [
+  nsAtMost('best-fit', 'mix-5k', 80, I3),
+  nsAtMost('first-fit', 'mix-5k', 80, I3),
+  nsAtMost('good-fit', 'mix-5k', 60, I3),
+  fasterThan('best-fit', 'thi.ng-malloc', 'mix-5k', 100, I3),
+  fasterThan('first-fit', 'thi.ng-malloc', 'mix-5k', 100, I3),
+  fasterThan('good-fit', 'thi.ng-malloc', 'mix-5k', 100, I3),
+  growth('best-fit', 'mix-5k', 'mix-100k', 2, I3),
+  growth('first-fit', 'mix-5k', 'mix-100k', 2, I3),
+  growth('good-fit', 'mix-5k', 'mix-100k', 2, I3),
+  ...['first-fit', 'best-fit', 'good-fit'].flatMap((a) => [
+    pairAtMost(a, 'pairs-64', 30, I3),
+    pairAtMost(a, 'pairs-4k', 30, I3),
+  ]),
+  memoryAtMost('best-fit', 'trace:*', 1.05, I3),
+  memoryAtMost('first-fit', 'trace:*', 1.05, I3),
+  memoryAtMost('best-fit', 'training', 1.02, I3),
+  pairAtMost('slab', 'pairs-64', 12, I4),
+  relativeTo('slab', 'bump', 'pairs-64', 3, I4, 'ns/op against the floor'),
+  nsAtMost('buddy', 'mix-5k', 60, I4),
+  relativeTo('hybrid', 'slab', 'pairs-64', 1.25, I4, '"as fast as slab" (read as within 1.25×)'),
+  memoryAtMost('hybrid', 'trace:*', 1.15, I4),
+  memoryAtMost('hybrid', 'training', 1.15, I4),
+];
+
+/** Evaluates every target against `run`. */
+export function evaluateTargets(run: BenchRun, targets: readonly Target[] = TARGETS): TargetRow[] {
+  return targets.map((target) => {
+    const outcome = target.evaluate(run);
+    return {
+      target: target.target,
+      source: target.source,
+      limit: target.limit,
+      measured: outcome ? outcome.measured : '—',
+      status: outcome ? (outcome.met ? 'met' : 'missed') : 'not measured',
+    };
+  });
+}
