@@ -1,0 +1,520 @@
+/**
+ * buddy: the binary buddy system over a range of addresses, with every bit of state in typed
+ * arrays over one (Shared)ArrayBuffer.
+ *
+ * Design
+ * - The range is cut into units of `minBlockSize` bytes; a block of order k is 2^k units long
+ *   and starts at a unit index that is a multiple of 2^k, so it is aligned to its own size
+ *   relative to `base`. Indices are counted in units, never as byte addresses.
+ * - The range is first covered by maximal blocks: as many blocks of `maxBlockSize` as fit, then
+ *   the binary digits of what is left, largest first, down to `minBlockSize` (only a tail shorter
+ *   than `minBlockSize` is unused). Blocks never merge across maximal blocks.
+ * - Each unit has a 12-byte cell (see `state-layout.ts`): a tag (order, FREE or LIVE bit) at a
+ *   block's first unit, 0 inside a block. Per order, free blocks sit on an intrusive doubly-linked
+ *   list through their cells; a 32-bit mask says which lists are non-empty, so finding the smallest
+ *   sufficient order is one count-leading-zeros. A live block keeps its requested size in the same
+ *   two words, for internal-fragmentation figures.
+ * - Allocation takes the head of the smallest non-empty sufficient list and splits it, pushing the
+ *   upper halves. Free merges with the buddy while the buddy is a free block of the same order; the
+ *   buddy index is `i + n` or `i − n` by arithmetic on the index (exact for any index < 2^53, no
+ *   32-bit XOR). Both are O(log(maxBlockSize / minBlockSize)) and allocate nothing.
+ * - A request is rounded up to a power of two of at least its alignment: an aligned block of that
+ *   order satisfies both. Alignment is relative to `base`, so a request whose alignment exceeds
+ *   the largest power of two dividing `base` returns `null`.
+ *
+ * This module does no locking: views over a shared buffer in several workers must be serialised
+ * by their owner (the header keeps a lock word, {@link WORD_LOCK}, for that purpose).
+ */
+import {
+  type Allocator,
+  checkRequest,
+  checkSize,
+  InvalidArgumentError,
+  InvalidFreeError,
+  type InvalidFreeReason,
+  type Layout,
+  type LayoutBlock,
+  type LayoutSegment,
+  type Usage,
+} from '@allot/core';
+import { INV_POW, isUpperHalf, POW } from './block-index';
+import {
+  type BuddyConfig,
+  type BuddyOptions,
+  CELL_NEXT,
+  CELL_PREV,
+  CELL_TAG,
+  CELL_WORDS,
+  CELLS_OFFSET,
+  COUNTS_OFFSET,
+  FIGURE_ALLOCATED,
+  FIGURE_BASE,
+  FIGURE_CAPACITY,
+  FIGURE_LIVE_COUNT,
+  FIGURE_REQUESTED,
+  HEADER_BYTES,
+  HEADS_OFFSET,
+  MAX_ORDERS,
+  NIL,
+  powerOfTwoDividing,
+  resolveConfig,
+  STATE_MAGIC,
+  STATE_VERSION,
+  TAG_FREE,
+  TAG_LIVE,
+  TAG_ORDER_MASK,
+  WORD_MAGIC,
+  WORD_MAX_ORDER,
+  WORD_MIN_ORDER,
+  WORD_NON_EMPTY,
+  WORD_UNITS,
+  WORD_VERSION,
+} from './state-layout';
+
+/** Buddy figures beyond {@link Usage}. */
+export interface BuddyStats extends Usage {
+  /** Sum of the sizes callers asked for, over live blocks, in bytes. */
+  readonly requestedBytes: number;
+  /** Internal fragmentation: rounded minus requested bytes over live blocks (`allocatedBytes − requestedBytes`). */
+  readonly internalFragmentationBytes: number;
+  /** Number of free blocks per order; index k counts blocks of `minBlockSize × 2^k` bytes. */
+  readonly freeBlocksByOrder: readonly number[];
+}
+
+/** A binary buddy heap. */
+export interface Buddy extends Allocator {
+  /** Address of the first byte managed. */
+  readonly base: number;
+  /** Bytes managed (as given; a tail shorter than `minBlockSize` is overhead). */
+  readonly capacity: number;
+  /** Smallest block, in bytes. */
+  readonly minBlockSize: number;
+  /** Largest block, in bytes. */
+  readonly maxBlockSize: number;
+  /** The buffer holding all state; attach another view to it with `buddy.attach`. */
+  readonly state: ArrayBuffer | SharedArrayBuffer;
+  /** Usage plus requested bytes, internal fragmentation and free blocks per order. O(orders). */
+  stats(): BuddyStats;
+  /** One segment per maximal block, its blocks in address order (live ones with `requestedSize`). */
+  layout(): Layout;
+}
+
+const TWO_POW_32 = 2 ** 32;
+const INV_TWO_POW_32 = 2 ** -32;
+
+class BuddyHeap implements Buddy {
+  // `declare`d fields are assigned once in the constructor, which keeps number fields unboxed.
+  declare readonly base: number;
+  declare readonly capacity: number;
+  declare readonly minBlockSize: number;
+  declare readonly maxBlockSize: number;
+  declare readonly alignment: number;
+  declare readonly state: ArrayBuffer | SharedArrayBuffer;
+  /** Largest power of two dividing `base`: the most absolute alignment a block can promise. */
+  declare private readonly baseAlignment: number;
+  declare private readonly inverseUnit: number;
+  declare private readonly units: number;
+  declare private readonly maxOrder: number;
+  declare private readonly words: Uint32Array;
+  declare private readonly figures: Float64Array;
+  declare private readonly heads: Uint32Array;
+  declare private readonly counts: Uint32Array;
+  /** {@link CELL_WORDS} words per unit: tag, next/requested-low, prev/requested-high. */
+  declare private readonly cells: Uint32Array;
+  /** First unit and order of each maximal block, in address order. */
+  declare private readonly rootStarts: readonly number[];
+  declare private readonly rootOrders: readonly number[];
+
+  constructor(config: BuddyConfig, state: ArrayBuffer | SharedArrayBuffer) {
+    this.base = config.base;
+    this.capacity = config.capacity;
+    this.minBlockSize = config.minBlockSize;
+    this.maxBlockSize = config.maxBlockSize;
+    this.baseAlignment = powerOfTwoDividing(config.base);
+    this.alignment = Math.min(config.minBlockSize, this.baseAlignment);
+    this.inverseUnit = 1 / config.minBlockSize;
+    this.units = config.units;
+    this.maxOrder = config.maxOrder;
+    this.state = state;
+    this.words = new Uint32Array(state, 0, HEADS_OFFSET / 4);
+    this.figures = new Float64Array(state, 0, HEADS_OFFSET / 8);
+    this.heads = new Uint32Array(state, HEADS_OFFSET, MAX_ORDERS);
+    this.counts = new Uint32Array(state, COUNTS_OFFSET, MAX_ORDERS);
+    this.cells = new Uint32Array(state, CELLS_OFFSET, config.units * CELL_WORDS);
+    const starts: number[] = [];
+    const orders: number[] = [];
+    let at = 0;
+    for (let k = config.maxOrder; k >= 0; k--) {
+      while (at + POW[k]! <= config.units) {
+        starts.push(at);
+        orders.push(k);
+        at += POW[k]!;
+        if (k < config.maxOrder) break; // below the top, each order appears at most once
+      }
+    }
+    this.rootStarts = starts;
+    this.rootOrders = orders;
+  }
+
+  /** Writes a fresh heap into the state buffer (`zeroed`: the buffer is known to be all zeros). */
+  initialise(config: BuddyConfig, zeroed: boolean): void {
+    const { words, figures } = this;
+    words[WORD_MAGIC] = STATE_MAGIC;
+    words[WORD_VERSION] = STATE_VERSION;
+    words[WORD_MIN_ORDER] = config.minOrder;
+    words[WORD_MAX_ORDER] = config.maxOrder;
+    words[WORD_UNITS] = config.units;
+    figures[FIGURE_BASE] = config.base;
+    figures[FIGURE_CAPACITY] = config.capacity;
+    this.clear(zeroed);
+  }
+
+  allocate(size: number, alignment?: number): number | null {
+    let need = size;
+    if (alignment !== undefined || !(size > 0 && size <= this.maxBlockSize)) {
+      // Off the hot path: an explicit alignment, or a size to check or refuse.
+      const align = checkRequest(size, alignment, this.alignment);
+      if (align > this.baseAlignment) return null;
+      need = Math.max(size, align);
+      if (need > this.maxBlockSize) return null;
+    } else if (!Number.isInteger(size)) {
+      checkSize(size); // throws
+    }
+    let order = 0;
+    if (need > this.minBlockSize) {
+      // Units needed ≤ 2^31 (maxOrder ≤ 31), so clz32 is exact on this count.
+      order = 32 - Math.clz32(Math.ceil(need * this.inverseUnit) - 1);
+    }
+    const mask = this.words[WORD_NON_EMPTY]!;
+    const available = mask >>> order;
+    if (available === 0) return null;
+    let k = order + 31 - Math.clz32(available & -available);
+    const index = this.pop(k);
+    const cells = this.cells;
+    if (k > order) {
+      // Split: the upper halves become the only blocks of orders order..k−1 (those lists were
+      // empty, or k would be smaller).
+      const heads = this.heads;
+      const counts = this.counts;
+      while (k > order) {
+        k--;
+        const upper = index + POW[k]!;
+        const cell = upper * CELL_WORDS;
+        cells[cell + CELL_TAG] = TAG_FREE | k;
+        cells[cell + CELL_NEXT] = NIL;
+        cells[cell + CELL_PREV] = NIL;
+        heads[k] = upper;
+        counts[k] = 1;
+      }
+      // Set the bits of orders order..k₀−1 (pop already updated bit k₀).
+      this.words[WORD_NON_EMPTY]! |=
+        ((1 << (31 - Math.clz32(available & -available))) - 1) << order;
+    }
+    const cell = index * CELL_WORDS;
+    cells[cell + CELL_TAG] = TAG_LIVE | order;
+    const high = Math.floor(size * INV_TWO_POW_32);
+    cells[cell + CELL_NEXT] = size - high * TWO_POW_32;
+    cells[cell + CELL_PREV] = high;
+    const figures = this.figures;
+    figures[FIGURE_ALLOCATED]! += POW[order]! * this.minBlockSize;
+    figures[FIGURE_REQUESTED]! += size;
+    figures[FIGURE_LIVE_COUNT]!++;
+    return this.base + index * this.minBlockSize;
+  }
+
+  free(address: number): void {
+    const index = this.indexOf(address);
+    const cells = this.cells;
+    if (index < 0 || cells[index * CELL_WORDS + CELL_TAG]! < TAG_LIVE) {
+      throw this.invalidFree(address);
+    }
+    const cell = index * CELL_WORDS;
+    let k = cells[cell + CELL_TAG]! & TAG_ORDER_MASK;
+    // Read the requested size before the links reuse its words.
+    const requested = cells[cell + CELL_PREV]! * TWO_POW_32 + cells[cell + CELL_NEXT]!;
+    const bytes = POW[k]! * this.minBlockSize;
+    let at = index;
+    const maxOrder = this.maxOrder;
+    const units = this.units;
+    while (k < maxOrder) {
+      const isUpper = isUpperHalf(at, k);
+      const buddy = isUpper ? at - POW[k]! : at + POW[k]!;
+      if (buddy >= units || cells[buddy * CELL_WORDS + CELL_TAG] !== (TAG_FREE | k)) break;
+      this.remove(buddy, k);
+      if (isUpper) {
+        cells[at * CELL_WORDS + CELL_TAG] = 0;
+        at = buddy;
+      } else {
+        cells[buddy * CELL_WORDS + CELL_TAG] = 0;
+      }
+      k++;
+    }
+    this.push(at, k);
+    cells[at * CELL_WORDS + CELL_TAG] = TAG_FREE | k;
+    const figures = this.figures;
+    figures[FIGURE_ALLOCATED]! -= bytes;
+    figures[FIGURE_REQUESTED]! -= requested;
+    figures[FIGURE_LIVE_COUNT]!--;
+  }
+
+  usableSize(address: number): number {
+    const tag = this.liveTag(address);
+    if (tag < 0) {
+      throw new InvalidArgumentError('address', address, 'the start of a live block of this heap');
+    }
+    return POW[tag & TAG_ORDER_MASK]! * this.minBlockSize;
+  }
+
+  owns(address: number): boolean {
+    return this.liveTag(address) >= 0;
+  }
+
+  usage(): Usage {
+    const f = this.figures;
+    const allocatedBytes = f[FIGURE_ALLOCATED]!;
+    const freeBytes = this.units * this.minBlockSize - allocatedBytes;
+    const mask = this.words[WORD_NON_EMPTY]!;
+    let freeBlockCount = 0;
+    for (let k = 0; k <= this.maxOrder; k++) freeBlockCount += this.counts[k]!;
+    return {
+      capacity: this.capacity,
+      allocatedBytes,
+      freeBytes,
+      overheadBytes: this.capacity - allocatedBytes - freeBytes,
+      largestFreeBlock: mask === 0 ? 0 : POW[31 - Math.clz32(mask)]! * this.minBlockSize,
+      liveCount: f[FIGURE_LIVE_COUNT]!,
+      freeBlockCount,
+    };
+  }
+
+  stats(): BuddyStats {
+    const usage = this.usage();
+    const requestedBytes = this.figures[FIGURE_REQUESTED]!;
+    return {
+      ...usage,
+      requestedBytes,
+      internalFragmentationBytes: usage.allocatedBytes - requestedBytes,
+      freeBlocksByOrder: Array.from(this.counts.subarray(0, this.maxOrder + 1)),
+    };
+  }
+
+  layout(): Layout {
+    const segments: LayoutSegment[] = [];
+    const unit = this.minBlockSize;
+    const cells = this.cells;
+    for (let r = 0; r < this.rootStarts.length; r++) {
+      const start = this.rootStarts[r]!;
+      const end = start + POW[this.rootOrders[r]!]!;
+      const blocks: LayoutBlock[] = [];
+      for (let at = start; at < end; ) {
+        const cell = at * CELL_WORDS;
+        const tag = cells[cell + CELL_TAG]!;
+        const length = POW[tag & TAG_ORDER_MASK]!;
+        const address = this.base + at * unit;
+        const size = length * unit;
+        if (tag >= TAG_LIVE) {
+          const requestedSize = cells[cell + CELL_PREV]! * TWO_POW_32 + cells[cell + CELL_NEXT]!;
+          blocks.push({ address, size, free: false, requestedSize });
+        } else {
+          blocks.push({ address, size, free: true });
+        }
+        at += length;
+      }
+      segments.push({ address: this.base + start * unit, size: (end - start) * unit, blocks });
+    }
+    return { segments };
+  }
+
+  reset(): void {
+    this.clear(false);
+  }
+
+  /** Back to the initial heap; `zeroed` skips clearing cells that are known to be zero already. */
+  private clear(zeroed: boolean): void {
+    const { words, figures, cells } = this;
+    // A new buffer is zeroed by the runtime: not touching it keeps its pages unmapped until used.
+    if (!zeroed) cells.fill(0);
+    this.heads.fill(NIL);
+    this.counts.fill(0);
+    words[WORD_NON_EMPTY] = 0;
+    // Push in reverse so each list starts with its lowest address.
+    for (let r = this.rootStarts.length - 1; r >= 0; r--) {
+      const start = this.rootStarts[r]!;
+      const order = this.rootOrders[r]!;
+      this.push(start, order);
+      cells[start * CELL_WORDS + CELL_TAG] = TAG_FREE | order;
+    }
+    figures[FIGURE_ALLOCATED] = 0;
+    figures[FIGURE_REQUESTED] = 0;
+    figures[FIGURE_LIVE_COUNT] = 0;
+  }
+
+  /** Unit index of `address`, or −1 when it is not the start of a unit inside the range. */
+  private indexOf(address: number): number {
+    if (typeof address !== 'number') return -1;
+    const index = (address - this.base) * this.inverseUnit;
+    return index >= 0 && index < this.units && index === Math.floor(index) ? index : -1;
+  }
+
+  /** Tag of the live block starting at `address`, or −1. */
+  private liveTag(address: number): number {
+    const index = this.indexOf(address);
+    if (index < 0) return -1;
+    const tag = this.cells[index * CELL_WORDS + CELL_TAG]!;
+    return tag >= TAG_LIVE ? tag : -1;
+  }
+
+  private push(index: number, order: number): void {
+    const cells = this.cells;
+    const head = this.heads[order]!;
+    const cell = index * CELL_WORDS;
+    cells[cell + CELL_NEXT] = head;
+    cells[cell + CELL_PREV] = NIL;
+    if (head === NIL) this.words[WORD_NON_EMPTY]! |= 1 << order;
+    else cells[head * CELL_WORDS + CELL_PREV] = index;
+    this.heads[order] = index;
+    this.counts[order]!++;
+  }
+
+  private pop(order: number): number {
+    const cells = this.cells;
+    const index = this.heads[order]!;
+    const next = cells[index * CELL_WORDS + CELL_NEXT]!;
+    this.heads[order] = next;
+    if (next === NIL) this.words[WORD_NON_EMPTY]! &= ~(1 << order);
+    else cells[next * CELL_WORDS + CELL_PREV] = NIL;
+    this.counts[order]!--;
+    return index;
+  }
+
+  private remove(index: number, order: number): void {
+    const cells = this.cells;
+    const cell = index * CELL_WORDS;
+    const next = cells[cell + CELL_NEXT]!;
+    const prev = cells[cell + CELL_PREV]!;
+    if (prev === NIL) {
+      this.heads[order] = next;
+      if (next === NIL) this.words[WORD_NON_EMPTY]! &= ~(1 << order);
+    } else {
+      cells[prev * CELL_WORDS + CELL_NEXT] = next;
+    }
+    if (next !== NIL) cells[next * CELL_WORDS + CELL_PREV] = prev;
+    this.counts[order]!--;
+  }
+
+  /** The error for a refused free, with the reason worked out (slow path). */
+  private invalidFree(address: number): InvalidFreeError {
+    return new InvalidFreeError(address, this.classify(address), 'buddy');
+  }
+
+  private classify(address: number): InvalidFreeReason {
+    if (typeof address !== 'number' || !Number.isFinite(address)) return 'foreign-address';
+    const offset = address - this.base;
+    if (!(offset >= 0 && offset < this.units * this.minBlockSize)) return 'foreign-address';
+    const cells = this.cells;
+    const unit = Math.floor(offset * this.inverseUnit);
+    const exact = unit * this.minBlockSize === offset;
+    if (exact && (cells[unit * CELL_WORDS + CELL_TAG]! & TAG_FREE) !== 0) return 'double-free';
+    // Find the block containing `unit`: the nearest head at or below it whose extent covers it.
+    for (let k = 0; k <= this.maxOrder; k++) {
+      const head = Math.floor(unit * INV_POW[k]!) * POW[k]!;
+      const tag = cells[head * CELL_WORDS + CELL_TAG]!;
+      if (tag === 0) continue;
+      if (head + POW[tag & TAG_ORDER_MASK]! <= unit) continue;
+      return tag >= TAG_LIVE ? 'interior-pointer' : 'not-live';
+    }
+    return 'not-live';
+  }
+}
+
+/** The `buddy` factory, with `attach` for opening an existing state buffer. */
+export interface BuddyFactory {
+  /**
+   * Makes a buddy heap over `[base, base + capacity)`. With `options.state`, the state lives in that
+   * buffer (which is initialised); otherwise in a new `ArrayBuffer`.
+   *
+   * @throws InvalidArgumentError when an option is invalid or `state` is too small.
+   */
+  (options: BuddyOptions): Buddy;
+  /**
+   * Opens a second view over a heap that lives in `state` (for example a `SharedArrayBuffer`
+   * received from another worker). Both views see and change the same heap; the caller serialises
+   * access across threads. When `options` are given they must match the heap's.
+   *
+   * @throws InvalidArgumentError when `state` holds no buddy heap or the options differ.
+   */
+  attach(state: ArrayBuffer | SharedArrayBuffer, options?: Omit<BuddyOptions, 'state'>): Buddy;
+}
+
+function createBuddy(options: BuddyOptions): Buddy {
+  const config = resolveConfig(options);
+  let state = options.state;
+  const zeroed = state === undefined;
+  if (state === undefined) {
+    state = new ArrayBuffer(config.stateBytes);
+  } else if (!isBuffer(state) || state.byteLength < config.stateBytes) {
+    throw new InvalidArgumentError(
+      'state',
+      isBuffer(state) ? `a buffer of ${state.byteLength} bytes` : state,
+      `an ArrayBuffer or SharedArrayBuffer of at least ${config.stateBytes} bytes (buddyStateBytes)`,
+    );
+  }
+  const heap = new BuddyHeap(config, state);
+  heap.initialise(config, zeroed);
+  return heap;
+}
+
+function attachBuddy(
+  state: ArrayBuffer | SharedArrayBuffer,
+  options?: Omit<BuddyOptions, 'state'>,
+): Buddy {
+  if (!isBuffer(state) || state.byteLength < HEADER_BYTES) {
+    throw new InvalidArgumentError('state', state, 'a buffer that holds a buddy heap');
+  }
+  const words = new Uint32Array(state, 0, HEADS_OFFSET / 4);
+  const figures = new Float64Array(state, 0, HEADS_OFFSET / 8);
+  if (words[WORD_MAGIC] !== STATE_MAGIC || words[WORD_VERSION] !== STATE_VERSION) {
+    throw new InvalidArgumentError(
+      'state',
+      `a buffer with magic 0x${words[WORD_MAGIC]!.toString(16)}, version ${words[WORD_VERSION]}`,
+      `a buddy heap of state version ${STATE_VERSION}`,
+    );
+  }
+  const stored = resolveConfig({
+    capacity: figures[FIGURE_CAPACITY]!,
+    base: figures[FIGURE_BASE]!,
+    minBlockSize: 2 ** words[WORD_MIN_ORDER]!,
+    maxBlockSize: 2 ** (words[WORD_MIN_ORDER]! + words[WORD_MAX_ORDER]!),
+  });
+  if (stored.units !== words[WORD_UNITS] || state.byteLength < stored.stateBytes) {
+    throw new InvalidArgumentError('state', state, 'an intact buddy heap');
+  }
+  if (options !== undefined) {
+    const asked = resolveConfig(options);
+    for (const key of ['capacity', 'base', 'minBlockSize', 'maxBlockSize'] as const) {
+      if (asked[key] !== stored[key]) {
+        throw new InvalidArgumentError(key, asked[key], `${stored[key]}, as in the attached heap`);
+      }
+    }
+  }
+  return new BuddyHeap(stored, state);
+}
+
+function isBuffer(value: unknown): value is ArrayBuffer | SharedArrayBuffer {
+  return (
+    value instanceof ArrayBuffer ||
+    (typeof SharedArrayBuffer !== 'undefined' && value instanceof SharedArrayBuffer)
+  );
+}
+
+/**
+ * Makes a binary buddy heap; `buddy.attach(state)` opens another view over an existing one.
+ *
+ * @example
+ * ```ts
+ * const heap = buddy({ capacity: 1 << 30, base: 2 ** 40, minBlockSize: 256 });
+ * const address = heap.allocate(3000); // a 4 KiB block, aligned to 4 KiB
+ * heap.free(address!);
+ * ```
+ */
+export const buddy: BuddyFactory = Object.assign(createBuddy, { attach: attachBuddy });
