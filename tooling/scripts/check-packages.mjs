@@ -77,7 +77,7 @@ for (const { dir, json } of packages) {
     const deps = [...closure(name)].map(pack);
     run('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error', ...deps], project);
     const body = smokeBody(name);
-    const esmLoad = `import * as pkg from '${name}';\nimport assert from 'node:assert/strict';\nimport { createRequire } from 'node:module';\nconst cjsNames = Object.keys(createRequire(import.meta.url)('${name}')).sort();\nassert.deepEqual(Object.keys(pkg).filter((k) => k !== 'default').sort(), cjsNames, 'ESM and CJS export the same names');\nassert.ok(cjsNames.length > 0, 'exports something');\n`;
+    const esmLoad = `import * as pkg from '${name}';\nimport assert from 'node:assert/strict';\nimport { createRequire } from 'node:module';\nconst require = createRequire(import.meta.url);\nconst cjsNames = Object.keys(require('${name}')).sort();\nassert.deepEqual(Object.keys(pkg).filter((k) => k !== 'default').sort(), cjsNames, 'ESM and CJS export the same names');\nassert.ok(cjsNames.length > 0, 'exports something');\n`;
     writeFileSync(join(project, 'smoke.mjs'), `${esmLoad}${body}\nconsole.log('esm ok');\n`);
     writeFileSync(
       join(project, 'smoke.cjs'),

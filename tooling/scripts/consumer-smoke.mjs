@@ -49,4 +49,34 @@ export const smokeTests = {
     assert.notEqual(x, null);
     s.free(x);
   `,
+  '@allot/blocks': `
+    const index = new pkg.OrderedIndex({ augmented: true });
+    index.insert(0, 2 ** 41, 0, 64);
+    index.insert(1, 2 ** 40, 0, 16);
+    assert.equal(index.firstAtLeast(-Infinity, 32), 0);
+    assert.equal(index.first(), 1);
+  `,
+  '@allot/stats': `
+    const upstream = { alignment: 8, _next: 64, _live: new Map(),
+      allocate(size) { const a = this._next; this._next += size; this._live.set(a, size); return a; },
+      free(a) { this._live.delete(a); }, usableSize(a) { return this._live.get(a); }, owns(a) { return this._live.has(a); },
+      usage() { return { capacity: 1 << 20, allocatedBytes: 0, freeBytes: 1 << 20, overheadBytes: 0, largestFreeBlock: 1 << 20, liveCount: 0, freeBlockCount: 1 }; },
+      reset() {} };
+    const stats = pkg.withStats(upstream);
+    stats.free(stats.allocate(100));
+    assert.equal(stats.totals().allocations.allocated, 1);
+    assert.equal(pkg.memoryStats(stats)['allocation.all.freed'], 1);
+    const bytes = pkg.pickle({ segments: [], n: 2 ** 40 });
+    assert.equal(bytes[0], 0x80);
+  `,
+  '@allot/caching': `
+    const { hostSource } = require('@allot/core');
+    const pool = pkg.cachingPool({ source: hostSource(), config: 'expandable_segments:False' });
+    const a = pool.allocate(9000);
+    assert.equal(pool.usableSize(a), 9216);
+    pool.free(a);
+    assert.equal(pool.memoryStats()['segment.small_pool.current'], 1);
+    pool.emptyCache();
+    assert.throws(() => pkg.cachingPool({ source: hostSource(), config: 'max_split_size_mb:abc' }), /max_split_size_mb/);
+  `,
 };
