@@ -1,3 +1,4 @@
 import { libraryConfig } from '@allot/tooling/tsup';
 
-export default libraryConfig();
+// `shims`: the CommonJS build needs `import.meta.url` to load koffi lazily (src/ffi/koffi.ts).
+export default libraryConfig({ shims: true });

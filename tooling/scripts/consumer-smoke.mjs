@@ -79,4 +79,19 @@ export const smokeTests = {
     pool.emptyCache();
     assert.throws(() => pkg.cachingPool({ source: hostSource(), config: 'max_split_size_mb:abc' }), /max_split_size_mb/);
   `,
+  '@allot/numa': `
+    const topo = pkg.topology();
+    assert.ok(topo.memoryNodes().includes(0));
+    assert.deepEqual(pkg.parseCpuList('0-2,5'), [0, 1, 2, 5]);
+    const source = pkg.numaSource({ node: 0, libnuma: false });
+    const region = source.acquire(10000);
+    assert.equal(region.node, 0);
+    source.view(region.address, 4).set([1, 2, 3, 4]);
+    assert.equal(region.bytes[3], 4);
+    const where = pkg.placement(region, { libnuma: false });
+    assert.deepEqual(where.byNode, { 0: where.pages });
+    source.release(region);
+    assert.equal(source.reservedBytes(), 0);
+    assert.throws(() => pkg.numaSource({ node: 4096 }), (e) => e.code === 'ALLOT_INVALID_ARGUMENT');
+  `,
 };
