@@ -94,4 +94,17 @@ export const smokeTests = {
     assert.equal(source.reservedBytes(), 0);
     assert.throws(() => pkg.numaSource({ node: 4096 }), (e) => e.code === 'ALLOT_INVALID_ARGUMENT');
   `,
+  '@allot/cuda': `
+    assert.equal(typeof pkg.isAvailable(), 'boolean');
+    const status = pkg.cudaStatus();
+    if (!status.available) {
+      assert.ok(pkg.CudaUnavailableError.isInstance(status.error));
+      assert.deepEqual(pkg.devices(), []);
+      assert.throws(() => pkg.deviceSource(), (e) => pkg.CudaUnavailableError.isInstance(e));
+    }
+    assert.throws(
+      () => pkg.deviceSource({ runtimePath: '/nonexistent/libcudart.so.13' }),
+      (e) => pkg.CudaUnavailableError.isInstance(e) && e.attempts[0].failure === 'not found',
+    );
+  `,
 };
