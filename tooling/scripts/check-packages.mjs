@@ -14,7 +14,11 @@ const only = process.argv.slice(2);
 
 function run(command, args, cwd) {
   try {
-    return execFileSync(command, args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    return execFileSync(command, args, {
+      cwd,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
   } catch (error) {
     const output = `${error.stdout ?? ''}${error.stderr ?? ''}`;
     throw new Error(`${command} ${args.join(' ')} failed in ${cwd}:\n${output}`);
@@ -22,13 +26,19 @@ function run(command, args, cwd) {
 }
 
 const packages = readdirSync(join(root, 'packages'))
-  .map((dir) => ({ dir: join(root, 'packages', dir), json: JSON.parse(readFileSync(join(root, 'packages', dir, 'package.json'), 'utf8')) }))
+  .map((dir) => ({
+    dir: join(root, 'packages', dir),
+    json: JSON.parse(readFileSync(join(root, 'packages', dir, 'package.json'), 'utf8')),
+  }))
   .filter(({ json }) => !json.private)
   .filter(({ json }) => only.length === 0 || only.includes(json.name));
 const byName = new Map(packages.map((p) => [p.json.name, p]));
 const allPublished = new Map(
   readdirSync(join(root, 'packages'))
-    .map((dir) => ({ dir: join(root, 'packages', dir), json: JSON.parse(readFileSync(join(root, 'packages', dir, 'package.json'), 'utf8')) }))
+    .map((dir) => ({
+      dir: join(root, 'packages', dir),
+      json: JSON.parse(readFileSync(join(root, 'packages', dir, 'package.json'), 'utf8')),
+    }))
     .filter(({ json }) => !json.private)
     .map((p) => [p.json.name, p]),
 );
@@ -73,7 +83,10 @@ for (const { dir, json } of packages) {
 
     const project = join(work, `consumer-${name.replace(/[@/]/g, '_')}`);
     mkdirSync(project);
-    writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'consumer', private: true, version: '0.0.0' }));
+    writeFileSync(
+      join(project, 'package.json'),
+      JSON.stringify({ name: 'consumer', private: true, version: '0.0.0' }),
+    );
     const deps = [...closure(name)].map(pack);
     run('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error', ...deps], project);
     const body = smokeBody(name);
@@ -88,8 +101,11 @@ for (const { dir, json } of packages) {
     const linked = run('npm', ['ls', '--all', '--parseable'], project)
       .split('\n')
       .filter((line) => line.includes('/packages/'));
-    if (linked.length > 0) throw new Error(`workspace links leaked into the consumer: ${linked.join(', ')}`);
-    console.log(`✓ ${name}  publint, attw, installed alone from ${deps.length} tarball(s), ESM + CJS smoke (${((Date.now() - started) / 1000).toFixed(1)} s)`);
+    if (linked.length > 0)
+      throw new Error(`workspace links leaked into the consumer: ${linked.join(', ')}`);
+    console.log(
+      `✓ ${name}  publint, attw, installed alone from ${deps.length} tarball(s), ESM + CJS smoke (${((Date.now() - started) / 1000).toFixed(1)} s)`,
+    );
   } catch (error) {
     failures++;
     console.error(`✗ ${name}\n${error.message}`);
