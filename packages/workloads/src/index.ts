@@ -1,4 +1,15 @@
-export { TRACE_FORMAT_ERROR_CODE, TraceFormatError } from './errors';
+export {
+  type AddressSource,
+  type AddressSourceOptions,
+  addressSource,
+} from './address-source';
+export {
+  type CapacitySearchOptions,
+  type CapacitySearchResult,
+  type ProbeOutcome,
+  searchCapacity,
+} from './capacity-search';
+export { TRACE_FORMAT_ERROR_CODE, TraceFormatError, type TraceLocationUnit } from './errors';
 export {
   type InferenceServingOptions,
   inferenceServing,
@@ -19,15 +30,24 @@ export {
   type ParseTraceOptions,
   parseMallocTrace,
 } from './readers/malloc-trace';
+export { type UnpickledValue, type UnpickleOptions, unpickle } from './readers/pickle';
+export { PointerEvents, parseAddress } from './readers/pointer-events';
 export {
   detectTraceFormat,
+  detectTraceFormatOf,
   type FindTracesDirOptions,
   findTracesDir,
+  parseTraces,
   type ReadTraceFileOptions,
   readTraceFile,
+  readTraces,
+  TRACE_FORMATS,
   TRACES_DIR_ENV,
   type TraceFormat,
 } from './readers/read-trace-file';
+export { formatRmmLog, parseRmmLog, RMM_LOG_HEADER } from './readers/rmm-log';
+export { type ParseTorchProfilerOptions, parseTorchProfilerTrace } from './readers/torch-profiler';
+export { type ParseTorchSnapshotOptions, parseTorchSnapshot } from './readers/torch-snapshot';
 export {
   Replayer,
   type ReplayOptions,

@@ -9,6 +9,8 @@
  *           id[i]         Int32    block id
  *           size[i]       Float64  bytes requested (for a free: the size of the block it frees)
  *           alignment[i]  Uint32   alignment requested, 0 = the allocator's default
+ *           stream[i]     Uint32   optional: stream of an allocation (dense ids from 0), for traces
+ *                                  recorded on several CUDA streams; absent when every event is on 0
  * ```
  *
  * Ids are dense: the k-th `Alloc` event (counting from 0) creates block `k`, and each block is freed
@@ -43,6 +45,11 @@ export interface Trace {
   readonly size: Float64Array;
   readonly alignment: Uint32Array;
   /**
+   * Stream of each allocation event (dense ids, 0 = the default stream); free events hold 0, a block
+   * goes back to the stream it was allocated on. Absent when every allocation is on stream 0.
+   */
+  readonly stream?: Uint32Array;
+  /**
    * Generator parameters and notes. Well-known keys: `generator`, `seed`, `source`, and
    * `steadyFrom` (index of the first event of the steady state; benchmarks time from there).
    */
@@ -58,6 +65,8 @@ export class TraceBuilder {
   private ids = new Int32Array(INITIAL_CAPACITY);
   private sizes = new Float64Array(INITIAL_CAPACITY);
   private alignments = new Uint32Array(INITIAL_CAPACITY);
+  /** Created on the first allocation on a stream other than 0. */
+  private streams: Uint32Array | null = null;
   /** Size of each live block by id, `NOT_LIVE` once freed. */
   private liveSizes = new Float64Array(INITIAL_CAPACITY);
   private events = 0;
@@ -99,9 +108,10 @@ export class TraceBuilder {
    *
    * @param size - bytes, a positive safe integer.
    * @param alignment - a power of two, or 0 for the allocator's default. @defaultValue 0
+   * @param stream - dense stream id (a non-negative integer below 2^32). @defaultValue 0
    * @throws TraceFormatError when `size` or `alignment` is invalid.
    */
-  alloc(size: number, alignment = 0): number {
+  alloc(size: number, alignment = 0, stream = 0): number {
     if (!Number.isSafeInteger(size) || size <= 0) {
       throw new TraceFormatError(
         this.source,
@@ -123,6 +133,9 @@ export class TraceBuilder {
         String(alignment),
       );
     }
+    if (!Number.isInteger(stream) || stream < 0 || stream > 0xffff_ffff) {
+      throw new RangeError(`stream must be an integer in [0, 2^32), got ${stream}`);
+    }
     this.reserveEvent();
     if (this.allocs === this.liveSizes.length) this.liveSizes = grow(this.liveSizes);
     const id = this.allocs++;
@@ -133,6 +146,12 @@ export class TraceBuilder {
     this.ids[at] = id;
     this.sizes[at] = size;
     this.alignments[at] = alignment;
+    if (stream !== 0) {
+      this.streams ??= new Uint32Array(this.kinds.length);
+      this.streams[at] = stream;
+    } else if (this.streams) {
+      this.streams[at] = 0;
+    }
     return id;
   }
 
@@ -157,6 +176,7 @@ export class TraceBuilder {
     this.ids[at] = id;
     this.sizes[at] = this.liveSizes[id]!;
     this.alignments[at] = 0;
+    if (this.streams) this.streams[at] = 0;
     this.liveSizes[id] = NOT_LIVE;
     this.live--;
   }
@@ -172,6 +192,7 @@ export class TraceBuilder {
       id: this.ids.slice(0, n),
       size: this.sizes.slice(0, n),
       alignment: this.alignments.slice(0, n),
+      ...(this.streams ? { stream: this.streams.slice(0, n) } : {}),
       meta,
     };
   }
@@ -182,6 +203,7 @@ export class TraceBuilder {
     this.ids = grow(this.ids);
     this.sizes = grow(this.sizes);
     this.alignments = grow(this.alignments);
+    if (this.streams) this.streams = grow(this.streams);
   }
 }
 

@@ -101,6 +101,22 @@ describe('trainingLoop', () => {
     );
   });
 
+  it('states the activations that, with weights and optimizer state, make the peak', () => {
+    const options = { layers: 3, hidden: 64, heads: 2, vocab: 256, minSeqLen: 64, maxSeqLen: 64 };
+    for (const checkpointing of [false, true]) {
+      const budget = trainingBudget({ ...options, checkpointing });
+      const peak = summarizeTrace(
+        trainingLoop({ ...options, checkpointing, steps: 3 }),
+      ).peakLiveBytes;
+      const estimate = budget.weightBytes + budget.optimizerBytes + budget.activationBytes;
+      // Within a tenth: the peak also holds a few gradients, the prefetched batch, a temporary.
+      expect(Math.abs(peak - estimate) / peak, `checkpointing ${checkpointing}`).toBeLessThan(0.1);
+    }
+    expect(trainingBudget({ ...options, checkpointing: true }).activationBytes).toBeLessThan(
+      trainingBudget(options).activationBytes,
+    );
+  });
+
   it('uses less peak memory with activation checkpointing', () => {
     const options = { layers: 6, hidden: 64, heads: 2, vocab: 256, steps: 3 };
     const plain = summarizeTrace(trainingLoop(options)).peakLiveBytes;

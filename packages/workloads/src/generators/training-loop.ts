@@ -63,6 +63,14 @@ export interface TrainingBudget {
   readonly gradientBytes: number;
   /** Bytes of optimizer state. */
   readonly optimizerBytes: number;
+  /**
+   * Bytes of activations at the longest sequence, at the start of backward: the outputs each layer
+   * saves for backward (with checkpointing: each layer's output, plus one layer's outputs while it
+   * is recomputed), the embedding and final norm, the
+   * fp32 logits and their gradient, and the batch. The largest step holds about this much on top of
+   * weights and optimizer state.
+   */
+  readonly activationBytes: number;
 }
 
 interface Op {
@@ -156,6 +164,25 @@ function parameterTensors(o: Resolved): number[] {
 const FP32 = 4;
 const INT64 = 8;
 
+/** Activations live at the start of backward for sequences of `seqLen` tokens (see TrainingBudget). */
+function activationBytes(o: Resolved, seqLen: number): number {
+  const e = o.bytesPerElement;
+  const tokens = o.batchSize * seqLen;
+  let perLayer = 0;
+  for (const op of layerOps(o.hidden)) {
+    if (!op.saved) continue;
+    perLayer += (op.attention ? o.batchSize * o.heads * seqLen * seqLen : tokens * op.width) * e;
+  }
+  // Checkpointing keeps each layer's output, and one layer's saved outputs while it is recomputed.
+  const layers = o.checkpointing
+    ? o.layers * tokens * o.hidden * e + perLayer
+    : o.layers * perLayer;
+  const embeddingAndNorm = 2 * tokens * o.hidden * e;
+  const logitsAndGradient = 2 * tokens * o.vocab * FP32;
+  const batch = 2 * tokens * INT64;
+  return layers + embeddingAndNorm + logitsAndGradient + batch;
+}
+
 /** Parameters, weights, gradients and optimizer state that a configuration implies. */
 export function trainingBudget(options: TrainingLoopOptions = {}): TrainingBudget {
   const o = resolve(options);
@@ -166,6 +193,7 @@ export function trainingBudget(options: TrainingLoopOptions = {}): TrainingBudge
     weightBytes: parameters * o.bytesPerElement,
     gradientBytes: parameters * o.bytesPerElement,
     optimizerBytes: parameters * FP32 * statesPerParameter,
+    activationBytes: activationBytes(o, o.maxSeqLen),
   };
 }
 

@@ -1,0 +1,59 @@
+/**
+ * `allot-lab capacity`: per allocator, the smallest capacity on which a trace runs without a failed
+ * allocation, as RMM's `replay_benchmark` reports it. Each probe replays the trace on a fresh
+ * instance built with that capacity and stops at the first failure; `searchCapacity` from
+ * @allot/workloads grows from peak live bytes, then bisects to 0.5 %.
+ */
+import { type CapacitySearchResult, searchCapacity, type Trace } from '@allot/workloads';
+import { type LabRow, profileOf } from './registry';
+import { compileReplayLoop, newLoopState } from './replay-loop';
+
+/** The answer for one row. */
+export interface CapacityResult {
+  readonly allocator: string;
+  readonly peakLiveBytes: number;
+  readonly search: CapacitySearchResult;
+  /** `capacity / peakLiveBytes`. */
+  readonly ratio: number;
+}
+
+/** Precision of the search, relative to the answer. */
+export const CAPACITY_PRECISION = 0.005;
+/** Largest capacity tried. */
+const MAX_CAPACITY = 2 ** 46;
+
+/** Searches the smallest capacity of every row on `trace`. */
+export function capacities(
+  trace: Trace,
+  rows: readonly LabRow[],
+  onRow?: (row: LabRow, index: number) => void,
+): CapacityResult[] {
+  const profile = profileOf(trace);
+  return rows.map((row, index) => {
+    onRow?.(row, index);
+    const loop = compileReplayLoop();
+    const probe = (capacity: number) => {
+      const instance = row.create(trace, profile, capacity);
+      const state = newLoopState(trace);
+      // Stop at the first failure: replay in slices and check between them.
+      const slice = 4096;
+      while (state.position < trace.length && state.failures === 0) {
+        loop(trace, instance.target, state, state.position + slice);
+      }
+      return state.failures === 0 ? ('fits' as const) : ('fails' as const);
+    };
+    const search = searchCapacity({
+      peakLiveBytes: profile.peakLiveBytes,
+      maxCapacity: MAX_CAPACITY,
+      probe,
+      relativePrecision: CAPACITY_PRECISION,
+      granularity: row.kind === 'pool' ? 2 ** 21 : 8,
+    });
+    return {
+      allocator: row.name,
+      peakLiveBytes: profile.peakLiveBytes,
+      search,
+      ratio: search.capacity === null ? Number.NaN : search.capacity / profile.peakLiveBytes,
+    };
+  });
+}

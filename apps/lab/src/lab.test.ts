@@ -1,0 +1,187 @@
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { Writable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
+import { cachingPool } from '@allot/caching';
+import { toTorchSnapshotPickle, withStats } from '@allot/stats';
+import {
+  addressSource,
+  findTracesDir,
+  formatCsvTrace,
+  formatRmmLog,
+  inferenceServing,
+  replay,
+} from '@allot/workloads';
+import { describe, expect, it } from 'vitest';
+import { lab } from './lab';
+import { EXIT_BAD_INPUT, EXIT_FAILED_ALLOCATIONS, EXIT_OK } from './options';
+
+class Capture extends Writable {
+  text = '';
+  override _write(chunk: Buffer, _encoding: string, done: () => void): void {
+    this.text += chunk.toString();
+    done();
+  }
+}
+
+function run(argv: string[], cwd?: string) {
+  const stdout = new Capture();
+  const stderr = new Capture();
+  const status = lab(argv, { stdout, stderr, ...(cwd ? { cwd } : {}) });
+  return { status, stdout: stdout.text, stderr: stderr.text };
+}
+
+const here = dirname(fileURLToPath(import.meta.url));
+const workloadFixtures = join(
+  here,
+  '..',
+  '..',
+  '..',
+  'packages',
+  'workloads',
+  'src',
+  'readers',
+  'fixtures',
+);
+
+function tempDir(): string {
+  return mkdtempSync(join(tmpdir(), 'allot-lab-'));
+}
+
+describe('allot-lab', () => {
+  it('prints help and the list, exit 0', () => {
+    const help = run(['--help']);
+    expect(help.status).toBe(EXIT_OK);
+    expect(help.stdout).toMatch(/^allot-lab: replay allocation workloads/);
+    const list = run(['list']);
+    expect(list.stdout).toMatch(/caching-expandable\s+pool/);
+    expect(list.stdout).toMatch(/training\s+12 layers/);
+  });
+
+  it('exits 2 with a message for bad arguments, missing files and malformed traces', () => {
+    const bad = run(['--allocators', 'nope']);
+    expect(bad.status).toBe(EXIT_BAD_INPUT);
+    expect(bad.stderr).toMatch(/^allot-lab: unknown allocator 'nope'/);
+    const dir = tempDir();
+    const missing = run(['replay', 'missing.trace'], dir);
+    expect(missing.status).toBe(EXIT_BAD_INPUT);
+    expect(missing.stderr).toMatch(/cannot read missing\.trace: no such file/);
+    writeFileSync(join(dir, 'bad.trace'), 'Alloc(8),\nFree(3),\n');
+    const malformed = run(['replay', 'bad.trace'], dir);
+    expect(malformed.status).toBe(EXIT_BAD_INPUT);
+    expect(malformed.stderr).toMatch(/bad\.trace:2: expected Free\(k\) of a live block/);
+    writeFileSync(join(dir, 'unknown.txt'), 'hello\n');
+    expect(run(['replay', 'unknown.txt'], dir).stderr).toMatch(
+      /unknown\.txt:1: expected a PyTorch memory snapshot/,
+    );
+  });
+
+  it('runs the built-in workloads, prints tables and targets, writes the report', () => {
+    const dir = tempDir();
+    const result = run(
+      ['--quick', '--workloads', 'training,larson', '--allocators', 'best-fit,caching', '--quiet'],
+      dir,
+    );
+    expect(result.status).toBe(EXIT_OK);
+    expect(result.stdout).toMatch(/Transformer training loop \(GPT-2 small shape\)/);
+    expect(result.stdout).toMatch(/budget: parameters 124\.4 M · weights 237 MiB/);
+    expect(result.stdout).toMatch(/best-fit\s+[\d.]+ GiB\s+[\d.]+ GiB\s+1\.\d{3}×/);
+    expect(result.stdout).toMatch(/Targets\n\s+replay speed, best-fit on the training workload/);
+    expect(result.stdout).toContain(`Report: ${join(dir, 'lab-report', 'index.html')}`);
+    const results = JSON.parse(readFileSync(join(dir, 'lab-report', 'results.json'), 'utf8'));
+    expect(results.workloads.map((w: { id: string }) => w.id)).toEqual(['training', 'larson']);
+    expect(results.workloads[0].rows[0].series.event.length).toBeGreaterThan(100);
+    expect(readFileSync(join(dir, 'lab-report', 'index.html'), 'utf8')).toMatch(/^<!doctype html>/);
+  });
+
+  it('prints machine-readable JSON with --json, and exits 1 when allocations fail', () => {
+    const dir = tempDir();
+    const trace = inferenceServing({ requests: 12, seed: 2 });
+    writeFileSync(join(dir, 'serve.csv'), formatCsvTrace(trace));
+    const ok = run(['replay', 'serve.csv', '--json', '--no-report', '--quiet'], dir);
+    expect(ok.status).toBe(EXIT_OK);
+    const json = JSON.parse(ok.stdout);
+    expect(json.tool).toBe('allot-lab');
+    expect(json.workloads[0].rows).toHaveLength(8);
+    expect(json.workloads[0].rows[0].series).toBeUndefined();
+    expect(existsSync(join(dir, 'lab-report'))).toBe(false);
+
+    const tight = run(['replay', 'serve.csv', '--capacity', '1MiB', '--no-report', '--quiet'], dir);
+    expect(tight.status).toBe(EXIT_FAILED_ALLOCATIONS);
+    expect(tight.stdout).toMatch(/allocations failed in this run \(exit status 1\)/);
+    expect(tight.stderr).toMatch(/allocations failed \(exit status 1\)/);
+  });
+
+  it('replays a PyTorch snapshot pickle our own pool wrote, with PyTorch’s segments beside ours', () => {
+    const dir = tempDir();
+    const pool = withStats(cachingPool({ source: addressSource() }), { trace: true });
+    replay(inferenceServing({ requests: 10, seed: 6 }), pool);
+    writeFileSync(join(dir, 'snapshot.pickle'), toTorchSnapshotPickle(pool));
+    const result = run(['replay', 'snapshot.pickle', '--no-report', '--quiet'], dir);
+    expect(result.status).toBe(EXIT_OK);
+    expect(result.stdout).toMatch(/torch-snapshot file snapshot\.pickle, device 0/);
+    // Our caching row makes the same decisions PyTorch's (here: our pool's) recording shows.
+    const torch = /PyTorch \(recorded\)\s+–\s+(\S+ \S+)\s+\S+\s+–\s+\S+ oom\s+–\s+(\d+)/.exec(
+      result.stdout,
+    );
+    expect(torch).not.toBeNull();
+    const ours = /\n\s+caching\s+\S+ \S+\s+(\S+ \S+)\s+.*\s(\d+)\n/.exec(result.stdout);
+    expect(ours![1]).toBe(torch![1]);
+    expect(ours![2]).toBe(torch![2]);
+  });
+
+  it('replays a profiler trace and an RMM log', () => {
+    const profiler = run([
+      'replay',
+      join(workloadFixtures, 'profiler.json'),
+      '--no-report',
+      '--quiet',
+    ]);
+    expect(profiler.status).toBe(EXIT_OK);
+    expect(profiler.stdout).toMatch(/profiler\.json#cuda:0/);
+    expect(profiler.stdout).toMatch(/PyTorch \(recorded\)/);
+    expect(profiler.stdout).toMatch(/modelled as live from the start/);
+    const dir = tempDir();
+    writeFileSync(join(dir, 'rmm.csv'), formatRmmLog(inferenceServing({ requests: 5 })));
+    const rmm = run(['replay', 'rmm.csv', '--no-report', '--quiet', '--allocators', 'buddy'], dir);
+    expect(rmm.status).toBe(EXIT_OK);
+    expect(rmm.stdout).toMatch(/rmm file rmm\.csv/);
+  });
+
+  it('tunes and finds capacities on a trace file', () => {
+    const dir = tempDir();
+    writeFileSync(
+      join(dir, 'serve.csv'),
+      formatCsvTrace(inferenceServing({ requests: 30, layers: 8, hidden: 1024, seed: 5 })),
+    );
+    const tuned = run(['tune', 'serve.csv', '--quiet'], dir);
+    expect(tuned.status).toBe(EXIT_OK);
+    expect(tuned.stdout).toMatch(/\nPYTORCH_CUDA_ALLOC_CONF=\S+\n/);
+    expect(tuned.stdout).toMatch(/saved \(\d+\.\d %\)/);
+    const capacity = run(
+      ['capacity', 'serve.csv', '--allocators', 'best-fit,buddy', '--quiet'],
+      dir,
+    );
+    expect(capacity.status).toBe(EXIT_OK);
+    expect(capacity.stdout).toMatch(
+      /best-fit\s+\S+ \S+\s+\S+ \S+\s+1\.\d{3}×\s+\d+\s+within 0\.5 %/,
+    );
+  });
+
+  const traces = findTracesDir();
+  const gcc = traces ? join(traces, 'malloc-real-programs', 'gcc-hello.trace') : null;
+  if (!gcc || !existsSync(gcc)) {
+    console.warn(
+      'allot-lab: ../shared/traces/malloc-real-programs/gcc-hello.trace not found, skipping',
+    );
+  }
+  it.skipIf(!gcc || !existsSync(gcc))('replays gcc-hello.trace from ../shared/traces', () => {
+    const result = run(['replay', gcc!, '--no-report', '--quiet']);
+    expect(result.status).toBe(EXIT_OK);
+    expect(result.stdout).toMatch(/gcc-hello\.trace\n\s+malloc file gcc-hello\.trace/);
+    expect(result.stdout).toMatch(/17,775 events/);
+    const bestFit = /\n\s+best-fit\s+\S+ \S+\s+\S+ \S+\s+(\d\.\d{3})×/.exec(result.stdout);
+    expect(Number(bestFit![1])).toBeLessThan(1.1);
+  });
+});

@@ -1,0 +1,297 @@
+/**
+ * The lab's commands, callable in-process (the tests drive them directly): each returns its exit
+ * status and writes to the given streams, never calling `process.exit`.
+ *
+ * ```
+ *  argv ─► parseArguments ─► run | replay ─► runWorkloads ─► tables / --json ─► DIR/index.html, results.json
+ *                            tune          ─► tune()       ─► PYTORCH_CUDA_ALLOC_CONF and the saving
+ *                            capacity      ─► capacities() ─► smallest capacity per allocator
+ * ```
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { AllotError } from '@allot/core';
+import { readTraces, type Trace, TraceFormatError, trainingLoop } from '@allot/workloads';
+import { capacities } from './capacity';
+import {
+  EXIT_BAD_INPUT,
+  EXIT_FAILED_ALLOCATIONS,
+  EXIT_OK,
+  HELP,
+  type LabOptions,
+  parseArguments,
+  UsageError,
+} from './options';
+import { progressReporter } from './progress';
+import { findRow, type LabRow, ROWS } from './registry';
+import { renderReport } from './report/html';
+import {
+  checkTargets,
+  countFailures,
+  type LabResults,
+  runWorkloads,
+  summaryOf,
+  type WorkloadInput,
+} from './run';
+import { formatColumns, formatResults } from './tables';
+import { allocConfOf, tune } from './tune';
+import { formatBytes, formatCount, formatPercent, formatRatio } from './units';
+import { builtInWorkloads, trainingModel } from './workloads';
+
+/** Where a command writes. */
+export interface LabIo {
+  readonly stdout: NodeJS.WritableStream;
+  readonly stderr: NodeJS.WriteStream | NodeJS.WritableStream;
+  /** Folder `--out` is relative to. @defaultValue process.cwd() */
+  readonly cwd?: string;
+}
+
+function rowsOf(options: LabOptions): LabRow[] {
+  return options.allocators.map((name) => findRow(name)!);
+}
+
+function describeTrace(trace: Trace): string {
+  const meta = trace.meta;
+  const parts = [`${meta.format ?? 'trace'} file ${meta.source ?? trace.name}`];
+  if (meta.device !== undefined) parts.push(`device ${meta.device}`);
+  if (typeof meta.streams === 'number' && meta.streams > 1) parts.push(`${meta.streams} streams`);
+  if (typeof meta.durationUs === 'number')
+    parts.push(`${(meta.durationUs / 1e6).toFixed(3)} s recorded`);
+  if (typeof meta.zeroSizeAllocs === 'number' && meta.zeroSizeAllocs > 0)
+    parts.push(`${meta.zeroSizeAllocs} malloc(0) read as 1 byte`);
+  return parts.join(', ');
+}
+
+function loadFiles(files: readonly string[], options: LabOptions, cwd: string): Trace[] {
+  const traces: Trace[] = [];
+  for (const file of files) {
+    const path = resolve(cwd, file);
+    try {
+      traces.push(...readTraces(path, options.format ? { format: options.format } : {}));
+    } catch (error) {
+      if (error instanceof TraceFormatError) throw error;
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT') throw new UsageError(`cannot read ${file}: no such file`);
+      if (code === 'EISDIR') throw new UsageError(`cannot read ${file}: it is a folder`);
+      if (code === 'EACCES') throw new UsageError(`cannot read ${file}: permission denied`);
+      throw error;
+    }
+  }
+  return traces;
+}
+
+function commandLine(argv: readonly string[]): string {
+  return ['allot-lab', ...argv].join(' ');
+}
+
+function emptyResults(
+  argv: readonly string[],
+  options: LabOptions,
+): Omit<LabResults, 'workloads' | 'targets' | 'failures'> {
+  return {
+    tool: 'allot-lab',
+    version: 1,
+    command: commandLine(argv),
+    createdAt: new Date().toISOString(),
+    node: process.version,
+    platform: `${process.platform}-${process.arch}`,
+    seed: options.command === 'run' ? options.seed : null,
+    capacity: options.capacity,
+  };
+}
+
+function writeReport(results: LabResults, options: LabOptions, cwd: string): string {
+  const folder = resolve(cwd, options.out);
+  mkdirSync(folder, { recursive: true });
+  writeFileSync(join(folder, 'results.json'), `${JSON.stringify(results)}\n`);
+  const path = join(folder, 'index.html');
+  writeFileSync(path, renderReport(results));
+  return path;
+}
+
+function runAndReport(
+  inputs: readonly WorkloadInput[],
+  argv: readonly string[],
+  options: LabOptions,
+  io: LabIo,
+): number {
+  const cwd = io.cwd ?? process.cwd();
+  const progress = progressReporter({
+    quiet: options.quiet,
+    stream: io.stderr as NodeJS.WriteStream,
+  });
+  const workloads = runWorkloads(inputs, rowsOf(options), options.capacity, progress.update);
+  progress.done();
+  const failures = countFailures(workloads);
+  const results: LabResults = {
+    ...emptyResults(argv, options),
+    workloads,
+    targets: options.command === 'run' ? checkTargets(workloads) : [],
+    failures,
+  };
+  const reportPath = options.report ? writeReport(results, options, cwd) : null;
+  if (options.json) io.stdout.write(`${JSON.stringify(summaryOf(results), null, 2)}\n`);
+  else io.stdout.write(formatResults(results, reportPath));
+  if (failures > 0) {
+    io.stderr.write(
+      `allot-lab: ${formatCount(failures)} allocations failed (exit status ${EXIT_FAILED_ALLOCATIONS})\n`,
+    );
+    return EXIT_FAILED_ALLOCATIONS;
+  }
+  return EXIT_OK;
+}
+
+function listText(): string {
+  const rows = formatColumns(ROWS.map((row) => [row.name, row.kind, row.recipe]));
+  const workloads = builtInWorkloads(1, false).map((w) => [w.id, w.description]);
+  return `Allocators\n${rows.map((line) => `  ${line}`).join('\n')}\n\nWorkloads\n${formatColumns(
+    workloads,
+  )
+    .map((line) => `  ${line}`)
+    .join('\n')}\n`;
+}
+
+function tuneCommand(trace: Trace, options: LabOptions, io: LabIo): number {
+  const progress = progressReporter({
+    quiet: options.quiet,
+    stream: io.stderr as NodeJS.WriteStream,
+  });
+  const result = tune(trace, {
+    ...(options.memory !== null ? { memory: options.memory } : {}),
+    onProgress: (n, config) => progress.update(n, 60, config === '' ? 'defaults' : config),
+  });
+  progress.done();
+  const conf = allocConfOf(result.settings);
+  if (options.json) {
+    io.stdout.write(
+      `${JSON.stringify({ trace: trace.name, ...result, allocConf: conf }, null, 2)}\n`,
+    );
+  } else {
+    const lines = [
+      `${trace.name}: ${formatCount(trace.length)} events, peak live ${formatBytes(result.defaults.peakLiveBytes)}`,
+      `searched ${result.tried.length} settings under a cap of ${formatBytes(result.memory)}${options.memory === null ? " (what PyTorch's defaults reserve; --memory to state the GPU's)" : ''}`,
+      '',
+    ];
+    const table = [['setting', 'peak reserved', 'ratio', 'segments', 'failed']];
+    const shown = [...result.tried].sort(
+      (a, b) => a.failures - b.failures || a.peakReservedBytes - b.peakReservedBytes,
+    );
+    for (const run of shown.slice(0, 8)) {
+      table.push([
+        run.config === '' ? '(defaults)' : run.config,
+        formatBytes(run.peakReservedBytes),
+        formatRatio(run.peakReservedBytes / Math.max(1, run.peakLiveBytes)),
+        formatCount(run.segments.acquired),
+        formatCount(run.failures),
+      ]);
+    }
+    lines.push(...formatColumns(table).map((line) => `  ${line}`));
+    lines.push('');
+    if (conf === '' || result.savingBytes <= 0) {
+      lines.push("PyTorch's defaults are already the best setting found for this trace:");
+      lines.push(`  peak reserved ${formatBytes(result.defaults.peakReservedBytes)}`);
+    } else {
+      lines.push(`PYTORCH_CUDA_ALLOC_CONF=${conf}`);
+      lines.push(
+        `  peak reserved ${formatBytes(result.best.peakReservedBytes)} instead of ${formatBytes(result.defaults.peakReservedBytes)} with the defaults: ` +
+          `${formatBytes(result.savingBytes)} saved (${formatPercent(result.savingFraction)})`,
+      );
+    }
+    io.stdout.write(`${lines.join('\n')}\n`);
+  }
+  return result.best.failures > 0 ? EXIT_FAILED_ALLOCATIONS : EXIT_OK;
+}
+
+function capacityCommand(trace: Trace, options: LabOptions, io: LabIo): number {
+  const rows = rowsOf(options);
+  const progress = progressReporter({
+    quiet: options.quiet,
+    stream: io.stderr as NodeJS.WriteStream,
+  });
+  const results = capacities(trace, rows, (row, i) => progress.update(i, rows.length, row.name));
+  progress.done();
+  if (options.json) {
+    io.stdout.write(
+      `${JSON.stringify({ trace: trace.name, events: trace.length, results }, null, 2)}\n`,
+    );
+    return EXIT_OK;
+  }
+  const table = [['allocator', 'peak live', 'smallest capacity', 'ratio', 'probes', 'status']];
+  for (const r of results) {
+    table.push([
+      r.allocator,
+      formatBytes(r.peakLiveBytes),
+      r.search.capacity === null ? '–' : formatBytes(r.search.capacity),
+      formatRatio(r.ratio),
+      String(r.search.probes),
+      r.search.status === 'exact' ? 'within 0.5 %' : r.search.status,
+    ]);
+  }
+  io.stdout.write(
+    `${trace.name}: ${formatCount(trace.length)} events; the smallest capacity on which each allocator ` +
+      'replays it without a failed allocation\n\n' +
+      `${formatColumns(table)
+        .map((line) => `  ${line}`)
+        .join('\n')}\n`,
+  );
+  return EXIT_OK;
+}
+
+/** Runs `allot-lab` with `argv` (arguments after the script); returns the exit status. */
+export function lab(argv: readonly string[], io: LabIo): number {
+  const cwd = io.cwd ?? process.cwd();
+  try {
+    const options = parseArguments(argv);
+    switch (options.command) {
+      case 'help':
+        io.stdout.write(HELP);
+        return EXIT_OK;
+      case 'list':
+        io.stdout.write(listText());
+        return EXIT_OK;
+      case 'run': {
+        const specs = builtInWorkloads(options.seed, options.quick).filter((spec) =>
+          options.workloads.includes(spec.id),
+        );
+        const inputs = specs.map((spec) => ({
+          id: spec.id,
+          title: spec.title,
+          description: spec.description,
+          trace: spec.build(),
+          ...(spec.budget ? { budget: spec.budget } : {}),
+        }));
+        return runAndReport(inputs, argv, options, io);
+      }
+      case 'replay': {
+        const traces = loadFiles(options.files, options, cwd);
+        const inputs = traces.map((trace) => ({
+          id: trace.name,
+          title: trace.name,
+          description: describeTrace(trace),
+          trace,
+        }));
+        return runAndReport(inputs, argv, options, io);
+      }
+      case 'tune':
+      case 'capacity': {
+        const trace =
+          options.files.length > 0
+            ? loadFiles(options.files, options, cwd).reduce((a, b) => (b.length > a.length ? b : a))
+            : trainingLoop(trainingModel(options.seed, options.quick));
+        return options.command === 'tune'
+          ? tuneCommand(trace, options, io)
+          : capacityCommand(trace, options, io);
+      }
+    }
+  } catch (error) {
+    if (error instanceof UsageError) {
+      io.stderr.write(`allot-lab: ${error.message}\n`);
+      return EXIT_BAD_INPUT;
+    }
+    if (error instanceof TraceFormatError || AllotError.isInstance(error)) {
+      io.stderr.write(`allot-lab: ${(error as Error).message}\n`);
+      return EXIT_BAD_INPUT;
+    }
+    throw error;
+  }
+}

@@ -1,0 +1,66 @@
+import { inferenceServing, larson, TraceBuilder } from '@allot/workloads';
+import { describe, expect, it } from 'vitest';
+import { layoutView, measureRow, peakEventIndex } from './measure';
+import { findRow, profileOf, ROWS } from './registry';
+
+describe('measureRow', () => {
+  const trace = inferenceServing({ requests: 20, seed: 3 });
+  const profile = profileOf(trace);
+
+  it.each(ROWS.map((row) => row.name))('%s replays without failures, reserved ≥ live', (name) => {
+    const result = measureRow(trace, findRow(name)!, profile, null, { seriesPoints: 50 });
+    expect(result.failures).toBe(0);
+    expect(result.peakLiveBytes).toBe(profile.peakLiveBytes);
+    expect(result.peakReservedBytes).toBeGreaterThanOrEqual(result.peakLiveBytes);
+    expect(result.ratio).toBeGreaterThanOrEqual(1);
+    expect(result.externalFragmentationAtPeak).toBeGreaterThanOrEqual(0);
+    expect(result.externalFragmentationAtPeak).toBeLessThan(1);
+    expect(result.nsPerEvent).toBeGreaterThan(0);
+    expect(result.series.event.length).toBeLessThanOrEqual(52);
+    expect(result.series.event.at(-1)).toBe(trace.length);
+    // The sampled live bytes never miss the peak: each point is the largest since the previous one.
+    expect(Math.max(...result.series.liveBytes)).toBe(profile.peakLiveBytes);
+    expect(Math.max(...result.series.reservedBytes)).toBeLessThanOrEqual(result.peakReservedBytes);
+    expect(result.layoutAtPeak.liveBytes).toBeGreaterThanOrEqual(profile.peakLiveBytes);
+    if (result.kind === 'pool') expect(result.segments!.acquired).toBeGreaterThan(0);
+  });
+
+  it('counts failures under a capacity too small and reports the first', () => {
+    const small = larson({ operations: 2000, seed: 2 });
+    const result = measureRow(small, findRow('best-fit')!, profileOf(small), 64 * 1024, {
+      skipTiming: true,
+    });
+    expect(result.failures).toBeGreaterThan(0);
+    expect(result.firstFailure).toBeGreaterThan(0);
+    expect(Number.isNaN(result.nsPerEvent)).toBe(true);
+  });
+});
+
+describe('peakEventIndex', () => {
+  it('is the first event at which live bytes reach their peak', () => {
+    const builder = new TraceBuilder();
+    const a = builder.alloc(10);
+    builder.alloc(20); // event 1: 30 live
+    builder.free(a);
+    builder.alloc(10); // event 3: 30 again, not the first
+    expect(peakEventIndex(builder.build('t'))).toBe(1);
+  });
+});
+
+describe('layoutView', () => {
+  it('merges same-state neighbours and tiny mixed blocks, never a large block', () => {
+    const blocks = [
+      { address: 0, size: 1000, free: false },
+      { address: 1000, size: 1000, free: false },
+      { address: 2000, size: 1, free: true },
+      { address: 2001, size: 1, free: false },
+      { address: 2002, size: 7998, free: true },
+    ];
+    const view = layoutView({ segments: [{ address: 0, size: 10_000, blocks }] }, 100);
+    // grain = 100 bytes: the two live blocks are one run, the two 1-byte blocks a mixed run.
+    expect(view.segments[0]!.runs).toEqual([0, 2000, 1, 2000, 2, 2, 2002, 7998, 0]);
+    expect([view.totalBytes, view.liveBytes, view.freeBytes, view.blocks]).toEqual([
+      10_000, 2001, 7999, 5,
+    ]);
+  });
+});

@@ -1,0 +1,257 @@
+/**
+ * Measures one allocator row on one trace, in two passes:
+ *
+ * ```
+ *  sampled pass   replay in slices ─ between slices: live, reserved, external fragmentation
+ *                 (from layout()) ─ stop exactly after the event of peak live bytes: layout at peak
+ *  timed passes   untimed warm-up, then whole replays until ≥ MIN_TIMED_RUNS runs and
+ *                 ≥ MIN_TIMED_MS ms (at most MAX_TIMED_RUNS), reset() between runs: median ns/event
+ * ```
+ *
+ * The figures of the table (peak live, peak reserved, failures) come from the sampled pass, which
+ * tracks them at every event; only the time series are sampled.
+ */
+import type { Layout } from '@allot/core';
+import { fragmentation } from '@allot/stats';
+import { EventKind, type Trace } from '@allot/workloads';
+import type { LabRow, SegmentDecisions, TraceProfile } from './registry';
+import { compileReplayLoop, newLoopState } from './replay-loop';
+
+/** Timed runs: at least this many… */
+export const MIN_TIMED_RUNS = 3;
+/** …and at least this long in total, in ms (short traces are replayed more often). */
+export const MIN_TIMED_MS = 150;
+/** Timed runs at most. */
+export const MAX_TIMED_RUNS = 25;
+/** Points per time series (the report stays small whatever the trace's length). */
+export const SERIES_POINTS = 400;
+/** Most runs drawn per layout; smaller neighbouring runs merge into mixed ones beyond it. */
+export const LAYOUT_RUNS = 2000;
+
+/**
+ * Time series of one replay, sampled at `event`: live bytes are the largest since the previous
+ * sample (so no peak falls between samples); reserved and fragmentation are the values at the event.
+ */
+export interface Series {
+  readonly event: number[];
+  readonly liveBytes: number[];
+  readonly reservedBytes: number[];
+  readonly externalFragmentation: number[];
+}
+
+/**
+ * A layout at peak, compacted for drawing: per segment its address, size, pool and runs of blocks
+ * `[offset, size, state]` (state 0 free, 1 live, 2 mixed: tiny blocks merged), offsets relative to
+ * the segment.
+ */
+export interface LayoutView {
+  readonly segments: {
+    readonly address: number;
+    readonly size: number;
+    readonly pool?: string;
+    readonly runs: number[];
+  }[];
+  readonly totalBytes: number;
+  readonly liveBytes: number;
+  readonly freeBytes: number;
+  readonly blocks: number;
+}
+
+/** The figures of one row on one trace. */
+export interface RowResult {
+  readonly allocator: string;
+  readonly kind: 'range' | 'pool';
+  readonly note?: string;
+  readonly events: number;
+  readonly peakLiveBytes: number;
+  /** High-water mark (ranges) or peak reserved from the source (pools). */
+  readonly peakReservedBytes: number;
+  /** `peakReservedBytes / peakLiveBytes`. */
+  readonly ratio: number;
+  /** `1 − largest free / total free` at the event of peak live bytes. */
+  readonly externalFragmentationAtPeak: number;
+  readonly failures: number;
+  /** Index of the first failed event, or −1. */
+  readonly firstFailure: number;
+  readonly nsPerEvent: number;
+  readonly eventsPerSecond: number;
+  readonly timedRuns: number;
+  readonly segments?: SegmentDecisions;
+  readonly series: Series;
+  readonly layoutAtPeak: LayoutView;
+}
+
+/** Index of the event at which live bytes first reach their peak (−1 for an empty trace). */
+export function peakEventIndex(trace: Trace): number {
+  let live = 0;
+  let peak = 0;
+  let at = -1;
+  for (let i = 0; i < trace.length; i++) {
+    if (trace.kind[i] === EventKind.Alloc) {
+      live += trace.size[i]!;
+      if (live > peak) {
+        peak = live;
+        at = i;
+      }
+    } else {
+      live -= trace.size[i]!;
+    }
+  }
+  return at;
+}
+
+/** Compacts a layout for drawing (see {@link LayoutView}). */
+export function layoutView(layout: Layout, maxRuns = LAYOUT_RUNS): LayoutView {
+  let totalBytes = 0;
+  let liveBytes = 0;
+  let freeBytes = 0;
+  let blocks = 0;
+  for (const segment of layout.segments) {
+    totalBytes += segment.size;
+    for (const block of segment.blocks) {
+      blocks++;
+      if (block.free) freeBytes += block.size;
+      else liveBytes += block.size;
+    }
+  }
+  // Runs smaller than `grain` bytes merge with their neighbours, so at most ~maxRuns are drawn.
+  const grain = totalBytes / maxRuns;
+  const segments = layout.segments.map((segment) => {
+    const runs: number[] = [];
+    let start = -1;
+    let size = 0;
+    let state = -1;
+    const flush = () => {
+      if (size > 0) runs.push(start - segment.address, size, state);
+      size = 0;
+      state = -1;
+    };
+    for (const block of segment.blocks) {
+      const blockState = block.free ? 0 : 1;
+      // Same state: one run. Different states: merge only while both are too small to draw.
+      if (size > 0 && (state === blockState || (size < grain && block.size < grain))) {
+        if (state !== blockState) state = 2;
+        size = block.address + block.size - start;
+        continue;
+      }
+      flush();
+      start = block.address;
+      size = block.size;
+      state = blockState;
+    }
+    flush();
+    return {
+      address: segment.address,
+      size: segment.size,
+      ...(segment.pool !== undefined ? { pool: segment.pool } : {}),
+      runs,
+    };
+  });
+  return { segments, totalBytes, liveBytes, freeBytes, blocks };
+}
+
+/** Options of {@link measureRow}. */
+export interface MeasureOptions {
+  /** Skip the timed passes (capacity searches, tests). @defaultValue false */
+  readonly skipTiming?: boolean;
+  /** Points per time series. @defaultValue SERIES_POINTS */
+  readonly seriesPoints?: number;
+}
+
+/** Measures `row` on `trace` (see the module comment). */
+export function measureRow(
+  trace: Trace,
+  row: LabRow,
+  profile: TraceProfile,
+  capacity: number | null,
+  options: MeasureOptions = {},
+): RowResult {
+  const loop = compileReplayLoop();
+  const instance = row.create(trace, profile, capacity);
+
+  // Sampled pass.
+  const state = newLoopState(trace);
+  const points = Math.max(2, options.seriesPoints ?? SERIES_POINTS);
+  const step = Math.max(1, Math.ceil(trace.length / points));
+  const peakAt = peakEventIndex(trace);
+  const series: Series = {
+    event: [],
+    liveBytes: [],
+    reservedBytes: [],
+    externalFragmentation: [],
+  };
+  const sample = (layout: Layout) => {
+    series.event.push(state.position);
+    series.liveBytes.push(state.windowPeakLiveBytes);
+    state.windowPeakLiveBytes = state.liveBytes;
+    series.reservedBytes.push(instance.reserved(state));
+    series.externalFragmentation.push(fragmentation(layout).externalFragmentation);
+  };
+  sample(instance.layout(state));
+  let layoutAtPeak: Layout = { segments: [] };
+  let fragmentationAtPeak = 0;
+  while (state.position < trace.length) {
+    let to = Math.min(trace.length, state.position + step);
+    const crossesPeak = peakAt >= state.position && peakAt < to;
+    if (crossesPeak) to = peakAt + 1;
+    loop(trace, instance.target, state, to);
+    const layout = instance.layout(state);
+    if (crossesPeak) {
+      layoutAtPeak = layout;
+      fragmentationAtPeak = fragmentation(layout).externalFragmentation;
+    }
+    if (!crossesPeak || state.position === trace.length || state.position % step === 0) {
+      sample(layout);
+    }
+  }
+  const peakReservedBytes = instance.peakReserved(state);
+  const segments = instance.segments?.();
+
+  // Timed passes.
+  let nsPerEvent = Number.NaN;
+  let timedRuns = 0;
+  if (!options.skipTiming && trace.length > 0) {
+    const times: number[] = [];
+    const runOnce = () => {
+      instance.reset();
+      const timed = newLoopState(trace);
+      const start = performance.now();
+      loop(trace, instance.target, timed, trace.length);
+      return performance.now() - start;
+    };
+    runOnce(); // warm-up: the sampled pass already ran once
+    let total = 0;
+    while (
+      times.length < MAX_TIMED_RUNS &&
+      (times.length < MIN_TIMED_RUNS || total < MIN_TIMED_MS)
+    ) {
+      const ms = runOnce();
+      times.push(ms);
+      total += ms;
+    }
+    times.sort((a, b) => a - b);
+    const median = times[Math.floor(times.length / 2)]!;
+    nsPerEvent = (median * 1e6) / trace.length;
+    timedRuns = times.length;
+  }
+  instance.reset();
+
+  return {
+    allocator: row.name,
+    kind: row.kind,
+    ...(instance.note !== undefined ? { note: instance.note } : {}),
+    events: trace.length,
+    peakLiveBytes: state.peakLiveBytes,
+    peakReservedBytes,
+    ratio: state.peakLiveBytes > 0 ? peakReservedBytes / state.peakLiveBytes : Number.NaN,
+    externalFragmentationAtPeak: fragmentationAtPeak,
+    failures: state.failures,
+    firstFailure: state.firstFailure,
+    nsPerEvent,
+    eventsPerSecond: Number.isFinite(nsPerEvent) ? 1e9 / nsPerEvent : Number.NaN,
+    timedRuns,
+    ...(segments ? { segments } : {}),
+    series,
+    layoutAtPeak: layoutView(layoutAtPeak),
+  };
+}

@@ -1,0 +1,108 @@
+import { describe, expect, it } from 'vitest';
+import { HELP, parseArguments, UsageError } from './options';
+import { ROW_NAMES } from './registry';
+import { formatBytes, parseSize } from './units';
+
+function usageError(argv: string[]): string {
+  try {
+    parseArguments(argv);
+  } catch (error) {
+    if (error instanceof UsageError) return error.message;
+    throw error;
+  }
+  throw new Error('expected a UsageError');
+}
+
+describe('parseArguments', () => {
+  it('runs the built-in workloads through every allocator by default', () => {
+    const options = parseArguments([]);
+    expect(options.command).toBe('run');
+    expect(options.allocators).toEqual(ROW_NAMES);
+    expect(options.workloads).toEqual(['training', 'inference', 'larson']);
+    expect(options).toMatchObject({ capacity: null, out: 'lab-report', report: true, seed: 1 });
+  });
+
+  it('reads commands, files and every option, in both --name value and --name=value forms', () => {
+    const options = parseArguments([
+      'replay',
+      'a.trace',
+      'b.csv',
+      '--allocators=caching,best-fit,best-fit',
+      '--capacity',
+      '512MiB',
+      '--out',
+      'here',
+      '--json',
+      '--no-report',
+      '--format',
+      'malloc',
+      '--quiet',
+    ]);
+    expect(options.command).toBe('replay');
+    expect(options.files).toEqual(['a.trace', 'b.csv']);
+    expect(options.allocators).toEqual(['best-fit', 'caching']); // table order, no repeats
+    expect(options.capacity).toBe(512 * 2 ** 20);
+    expect(options).toMatchObject({ out: 'here', json: true, report: false, format: 'malloc' });
+    expect(parseArguments(['--seed', '7', '--quick', '--workloads', 'larson'])).toMatchObject({
+      seed: 7,
+      quick: true,
+      workloads: ['larson'],
+    });
+    expect(parseArguments(['tune', 'x.pickle', '--memory', '80GiB']).memory).toBe(80 * 2 ** 30);
+    expect(parseArguments(['replay', 'x', '-h']).command).toBe('help');
+  });
+
+  it('says what was expected for every mistake', () => {
+    expect(usageError(['--frobnicate'])).toMatch(/unknown option '--frobnicate'/);
+    expect(usageError(['--allocators', 'best-fit,tlsf'])).toMatch(
+      /unknown allocator 'tlsf': expected one of first-fit, best-fit/,
+    );
+    expect(usageError(['--workloads', 'mnist'])).toMatch(/unknown workload 'mnist'/);
+    expect(usageError(['--capacity', 'lots'])).toMatch(/--capacity expects a size such as 80GiB/);
+    expect(usageError(['--seed', '-1'])).toMatch(/--seed needs a value|--seed expects/);
+    expect(usageError(['--seed', 'x'])).toMatch(/--seed expects a non-negative integer/);
+    expect(usageError(['--out'])).toMatch(/--out needs a value/);
+    expect(usageError(['replay'])).toMatch(/replay needs at least one trace file/);
+    expect(usageError(['tune', 'a', 'b'])).toMatch(/tune takes one trace file/);
+    expect(usageError(['frobnicate'])).toMatch(/unknown command 'frobnicate'/);
+    expect(usageError(['--format', 'pcap', 'replay', 'x'])).toMatch(/--format expects one of/);
+    expect(usageError(['--json=yes'])).toMatch(/unknown option '--json=yes'/);
+  });
+
+  it('documents every option and allocator in --help', () => {
+    for (const option of [
+      '--allocators',
+      '--workloads',
+      '--capacity',
+      '--memory',
+      '--format',
+      '--out',
+      '--no-report',
+      '--json',
+      '--seed',
+      '--quick',
+      '--quiet',
+      '--help',
+    ])
+      expect(HELP).toContain(option);
+    for (const row of ROW_NAMES) expect(HELP).toContain(row);
+    expect(HELP).toMatch(/Exit status/);
+  });
+});
+
+describe('sizes', () => {
+  it('parses binary units and rejects the rest', () => {
+    expect(parseSize('4096')).toBe(4096);
+    expect(parseSize('64KiB')).toBe(65536);
+    expect(parseSize('1.5 GiB')).toBe(1.5 * 2 ** 30);
+    expect(parseSize('2t')).toBe(2 * 2 ** 40);
+    for (const bad of ['', '0', '-5', '12XB', 'GiB', '1e3']) expect(parseSize(bad), bad).toBeNull();
+  });
+
+  it('formats with three significant figures', () => {
+    expect(formatBytes(512)).toBe('512 B');
+    expect(formatBytes(1536)).toBe('1.50 KiB');
+    expect(formatBytes(8.39 * 2 ** 30)).toBe('8.39 GiB');
+    expect(formatBytes(150 * 2 ** 20)).toBe('150 MiB');
+  });
+});

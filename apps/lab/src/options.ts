@@ -1,0 +1,209 @@
+/**
+ * Command-line arguments of `allot-lab`: the command, its files and options, checked before anything
+ * runs. Every mistake is a {@link UsageError} (exit status 2) that says what was expected.
+ */
+import { TRACE_FORMATS, type TraceFormat } from '@allot/workloads';
+import { ROW_NAMES } from './registry';
+import { parseSize } from './units';
+import { WORKLOAD_IDS } from './workloads';
+
+/** The commands. `run` is the default (no command given). */
+export type Command = 'run' | 'replay' | 'tune' | 'capacity' | 'help' | 'list';
+
+/** Parsed arguments. */
+export interface LabOptions {
+  readonly command: Command;
+  readonly files: readonly string[];
+  readonly json: boolean;
+  /** Row names, in table order. */
+  readonly allocators: readonly string[];
+  /** Built-in workload ids (`run`). */
+  readonly workloads: readonly string[];
+  /** `--capacity` in bytes, or null. */
+  readonly capacity: number | null;
+  /** `--memory` in bytes (`tune`), or null. */
+  readonly memory: number | null;
+  readonly out: string;
+  readonly report: boolean;
+  readonly seed: number;
+  readonly quick: boolean;
+  readonly format: TraceFormat | null;
+  readonly quiet: boolean;
+}
+
+/** Bad arguments: exit status 2. */
+export class UsageError extends Error {}
+
+/** Exit statuses. */
+export const EXIT_OK = 0;
+export const EXIT_FAILED_ALLOCATIONS = 1;
+export const EXIT_BAD_INPUT = 2;
+
+const COMMANDS: readonly Command[] = ['run', 'replay', 'tune', 'capacity', 'help', 'list'];
+
+const VALUE_OPTIONS = new Set([
+  '--allocators',
+  '--workloads',
+  '--capacity',
+  '--memory',
+  '--out',
+  '--seed',
+  '--format',
+]);
+const FLAG_OPTIONS = new Set(['--json', '--quick', '--no-report', '--quiet', '--help', '-h']);
+
+function list(value: string, known: readonly string[], what: string): string[] {
+  const items = value
+    .split(',')
+    .map((item) => item.trim())
+    .filter((item) => item !== '');
+  if (items.length === 0) throw new UsageError(`--${what} needs a comma-separated list`);
+  for (const item of items) {
+    if (!known.includes(item)) {
+      throw new UsageError(
+        `unknown ${what.replace(/s$/, '')} '${item}': expected one of ${known.join(', ')}`,
+      );
+    }
+  }
+  // Keep table order, drop repeats.
+  return known.filter((name) => items.includes(name));
+}
+
+function size(option: string, value: string): number {
+  const bytes = parseSize(value);
+  if (bytes === null) {
+    throw new UsageError(
+      `${option} expects a size such as 80GiB, 512MiB or 1048576 (bytes), got '${value}'`,
+    );
+  }
+  return bytes;
+}
+
+/** Parses `argv` (without node and the script). @throws UsageError */
+export function parseArguments(argv: readonly string[]): LabOptions {
+  const values = new Map<string, string>();
+  const flags = new Set<string>();
+  const positional: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (arg === '--') {
+      positional.push(...argv.slice(i + 1));
+      break;
+    }
+    if (arg.startsWith('-') && arg !== '-') {
+      const eq = arg.indexOf('=');
+      const name = eq > 0 ? arg.slice(0, eq) : arg;
+      if (VALUE_OPTIONS.has(name)) {
+        const value = eq > 0 ? arg.slice(eq + 1) : argv[++i];
+        if (value === undefined) throw new UsageError(`${name} needs a value`);
+        values.set(name, value);
+      } else if (FLAG_OPTIONS.has(name) && eq < 0) {
+        flags.add(name === '-h' ? '--help' : name);
+      } else {
+        throw new UsageError(`unknown option '${arg}' (allot-lab --help lists them)`);
+      }
+    } else {
+      positional.push(arg);
+    }
+  }
+  let command: Command = 'run';
+  if (positional.length > 0 && (COMMANDS as readonly string[]).includes(positional[0]!)) {
+    command = positional.shift() as Command;
+  }
+  if (flags.has('--help')) command = 'help';
+  if (command === 'run' && positional.length > 0) {
+    throw new UsageError(
+      `unknown command '${positional[0]}': expected replay, tune, capacity, list or help (or no command for the built-in workloads)`,
+    );
+  }
+  if (command === 'replay' && positional.length === 0) {
+    throw new UsageError('replay needs at least one trace file: allot-lab replay FILE...');
+  }
+  if ((command === 'tune' || command === 'capacity') && positional.length > 1) {
+    throw new UsageError(`${command} takes one trace file (or none for the training workload)`);
+  }
+  const seedText = values.get('--seed');
+  let seed = 1;
+  if (seedText !== undefined) {
+    seed = Number(seedText);
+    if (!/^\d+$/.test(seedText) || !Number.isSafeInteger(seed)) {
+      throw new UsageError(`--seed expects a non-negative integer, got '${seedText}'`);
+    }
+  }
+  const format = values.get('--format');
+  if (format !== undefined && !(TRACE_FORMATS as readonly string[]).includes(format)) {
+    throw new UsageError(`--format expects one of ${TRACE_FORMATS.join(', ')}, got '${format}'`);
+  }
+  const out = values.get('--out') ?? 'lab-report';
+  if (out.trim() === '') throw new UsageError('--out needs a folder');
+  return {
+    command,
+    files: positional,
+    json: flags.has('--json'),
+    allocators: values.has('--allocators')
+      ? list(values.get('--allocators')!, ROW_NAMES, 'allocators')
+      : ROW_NAMES,
+    workloads: values.has('--workloads')
+      ? list(values.get('--workloads')!, WORKLOAD_IDS, 'workloads')
+      : [...WORKLOAD_IDS],
+    capacity: values.has('--capacity') ? size('--capacity', values.get('--capacity')!) : null,
+    memory: values.has('--memory') ? size('--memory', values.get('--memory')!) : null,
+    out,
+    report: !flags.has('--no-report'),
+    seed,
+    quick: flags.has('--quick'),
+    format: (format as TraceFormat | undefined) ?? null,
+    quiet: flags.has('--quiet'),
+  };
+}
+
+/** The text of `allot-lab --help`. */
+export const HELP = `allot-lab: replay allocation workloads and real traces through allot's allocators, side by side.
+
+Usage
+  allot-lab [options]                  built-in workloads: training loop, inference serving, larson churn
+  allot-lab replay FILE... [options]   replay trace files (format detected from the content)
+  allot-lab tune [FILE] [options]      search the caching pool's PYTORCH_CUDA_ALLOC_CONF for the lowest
+                                       peak reserved memory (no FILE: the built-in training workload)
+  allot-lab capacity [FILE] [options]  per allocator, the smallest capacity without a failed allocation
+  allot-lab list                       allocators and workloads
+  allot-lab help                       this text
+
+Options
+  --allocators LIST  only these rows, comma-separated (default: all):
+                     ${ROW_NAMES.join(', ')}
+  --workloads LIST   only these built-in workloads (default: all): ${WORKLOAD_IDS.join(', ')}
+  --capacity SIZE    give every allocator SIZE bytes (80GiB, 512MiB, 1048576): ranges get a range of
+                     SIZE, pools a source that refuses past SIZE, the hybrid splits it. Without it,
+                     ranges get 4 x peak live bytes and pools an unlimited source, so nothing fails
+  --memory SIZE      tune: the GPU memory to search under (default: what PyTorch's defaults reserve)
+  --format NAME      skip format detection: ${TRACE_FORMATS.join(', ')}
+  --out DIR          where the report goes (default: lab-report, relative to the current folder)
+  --no-report        do not write DIR/index.html and DIR/results.json
+  --json             print the results as JSON on stdout (progress stays on stderr)
+  --seed N           seed of the built-in workloads (default 1)
+  --quick            smaller built-in workloads (fewer steps, requests and operations)
+  --quiet            no progress output
+  -h, --help         this text
+
+Trace formats (replay, tune, capacity; gzip-compressed files are read too)
+  PyTorch memory snapshot  torch.cuda.memory._dump_snapshot() pickle, or its JSON form: device_traces
+                           replayed per device (alloc, free_completed, streams); PyTorch's own segment
+                           decisions are shown beside ours
+  PyTorch profiler trace   Chrome trace JSON with [memory] events (profile_memory=True), per device,
+                           in timestamp order; PyTorch's Total Reserved is shown beside ours
+  RMM log                  logging_resource_adaptor CSV: Thread,Time,Action,Pointer,Size,Stream
+  malloc trace             Alloc(n), / Free(k), lines (../shared/traces/malloc-real-programs)
+  CSV                      op,id,size[,alignment] with op alloc or free
+
+Figures
+  peak reserved  ranges: the high-water mark (the capacity a range must offer); pools: bytes held
+                 from the source. ratio = peak reserved / peak live bytes
+  ext. frag      1 - largest free block / total free bytes, at the event of peak live bytes
+  ns/event       median time per event over repeated replays (after a warm-up)
+
+Exit status
+  0  every allocation succeeded
+  1  the run completed but allocations failed (an allocator ran out at this capacity)
+  2  bad input: unknown option or value, unreadable or malformed trace file
+`;

@@ -1,0 +1,42 @@
+/**
+ * Progress on stderr: a bar redrawn in place on a terminal, plain lines otherwise (logs, CI), nothing
+ * when quiet. stdout stays free for the tables or `--json`.
+ */
+
+/** Reports progress of a run of `total` steps. */
+export interface ProgressReporter {
+  update(done: number, total: number, label: string): void;
+  /** Clears the bar (terminal) before the results are printed. */
+  done(): void;
+}
+
+const BAR_WIDTH = 28;
+
+/** A reporter writing to `stream` (process.stderr by default). */
+export function progressReporter(
+  options: { quiet?: boolean; stream?: NodeJS.WriteStream } = {},
+): ProgressReporter {
+  const stream = options.stream ?? process.stderr;
+  if (options.quiet) return { update() {}, done() {} };
+  const tty = stream.isTTY === true;
+  const started = performance.now();
+  let lastLabel = '';
+  return {
+    update(done, total, label) {
+      const seconds = ((performance.now() - started) / 1000).toFixed(1);
+      if (tty) {
+        const filled = total === 0 ? BAR_WIDTH : Math.round((done / total) * BAR_WIDTH);
+        const bar = `${'█'.repeat(filled)}${'░'.repeat(BAR_WIDTH - filled)}`;
+        const line = `${bar} ${done}/${total} ${seconds}s ${label}`;
+        const width = (stream.columns ?? 100) - 1;
+        stream.write(`\r${line.slice(0, width).padEnd(width)}`);
+      } else if (label !== lastLabel && done < total) {
+        stream.write(`[${done + 1}/${total}] ${label} (${seconds}s)\n`);
+      }
+      lastLabel = label;
+    },
+    done() {
+      if (tty) stream.write(`\r${' '.repeat((stream.columns ?? 100) - 1)}\r`);
+    },
+  };
+}

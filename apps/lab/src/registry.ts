@@ -1,0 +1,317 @@
+/**
+ * The lab's allocator rows: a name, the recipe shown in reports, and a factory that builds an
+ * instance for one trace.
+ *
+ * Two kinds of rows, and what "reserved" means for each:
+ * - **Ranges** (first fit, best fit, good fit, buddy, the slab + best-fit hybrid) place blocks in a
+ *   fixed range. Their reserved memory is the high-water mark, `max(address + size) − base`: the
+ *   capacity a range must offer for this run. Their layouts are clipped at it, so the free tail of a
+ *   generous range does not count as free memory.
+ * - **Pools** (the caching pool) grow over a memory source. Their reserved memory is what the source
+ *   handed out: an address-only source (`addressSource` from @allot/workloads), so a pool can replay
+ *   a model of tens of GiB without the memory behind it.
+ *
+ * Without `--capacity`, a range gets 4 × peak live bytes (a power of two, at least 1 MiB) and a pool
+ * an unlimited source; with it, every row gets that capacity (the hybrid splits it between its sides
+ * in proportion to their peak live bytes) and failed allocations show who would run out.
+ */
+import { bestFit, goodFit } from '@allot/best-fit';
+import { buddy } from '@allot/buddy';
+import { type CachingPool, cachingPool } from '@allot/caching';
+import { type Allocator, type Layout, segregate } from '@allot/core';
+import { firstFit } from '@allot/first-fit';
+import { slab } from '@allot/slab';
+import {
+  type AddressSource,
+  addressSource,
+  peakLiveBytes,
+  summarizeTrace,
+  type Trace,
+} from '@allot/workloads';
+import type { LoopState, LoopTarget } from './replay-loop';
+import { tunedMaxSplit } from './tune';
+
+/** Requests up to this size go to the hybrid's slab side. */
+export const SMALL_THRESHOLD = 64 * 1024;
+
+/** What a factory may know about the trace it will replay. */
+export interface TraceProfile {
+  readonly peakLiveBytes: number;
+  readonly smallPeakLiveBytes: number;
+  readonly largePeakLiveBytes: number;
+  readonly maxSize: number;
+}
+
+/** The profile of `trace`. */
+export function profileOf(trace: Trace): TraceProfile {
+  const summary = summarizeTrace(trace);
+  return {
+    peakLiveBytes: summary.peakLiveBytes,
+    smallPeakLiveBytes: peakLiveBytes(trace, { maxSize: SMALL_THRESHOLD }),
+    largePeakLiveBytes: peakLiveBytes(trace, { minSize: SMALL_THRESHOLD + 1 }),
+    maxSize: summary.maxSize,
+  };
+}
+
+/** PyTorch's cudaMalloc decisions as a pool over an address-only source made them. */
+export interface SegmentDecisions {
+  /** Segments acquired (cudaMalloc calls). */
+  readonly acquired: number;
+  /** Segments released (cudaFree calls). */
+  readonly released: number;
+  /** Expandable segments grown in place. */
+  readonly grown: number;
+}
+
+/** One allocator built for one trace. */
+export interface RowInstance {
+  readonly target: LoopTarget;
+  /** Blocks and segments now; ranges clip it at their high-water mark. */
+  layout(state: LoopState): Layout;
+  /** Reserved bytes now (the high-water mark so far, for ranges). */
+  reserved(state: LoopState): number;
+  /** Largest reserved bytes so far. */
+  peakReserved(state: LoopState): number;
+  /** Segment decisions of a pool. */
+  segments?(): SegmentDecisions;
+  /** Back to the initial state, for the next timed run. */
+  reset(): void;
+  /** What the instance chose for this trace (a tuned setting), shown beside its name. */
+  readonly note?: string;
+}
+
+/** Where a row's memory lives. */
+export type RowKind = 'range' | 'pool';
+
+/** A row of the lab. */
+export interface LabRow {
+  readonly name: string;
+  readonly kind: RowKind;
+  /** How the row is built, for the report. */
+  readonly recipe: string;
+  create(trace: Trace, profile: TraceProfile, capacity: number | null): RowInstance;
+}
+
+const MIB = 2 ** 20;
+
+function nextPowerOfTwo(value: number): number {
+  return 2 ** Math.ceil(Math.log2(Math.max(1, value)));
+}
+
+/** Capacity of a range without `--capacity`: 4 × peak live, a power of two, at least 1 MiB. */
+export function defaultRangeCapacity(profile: TraceProfile): number {
+  return nextPowerOfTwo(Math.max(4 * profile.peakLiveBytes, 2 * profile.maxSize, MIB));
+}
+
+/** A layout with every segment clipped at `base + extent` (the free tail of a range dropped). */
+function clipLayout(layout: Layout, base: number, extent: number): Layout {
+  const limit = base + extent;
+  const segments = [];
+  for (const segment of layout.segments) {
+    if (segment.address >= limit) continue;
+    const end = Math.min(segment.address + segment.size, limit);
+    const blocks = [];
+    for (const block of segment.blocks) {
+      if (block.address >= end) break;
+      if (block.address + block.size <= end) blocks.push(block);
+      else blocks.push({ ...block, size: end - block.address });
+    }
+    segments.push({ ...segment, size: end - segment.address, blocks });
+  }
+  return { segments };
+}
+
+function rangeInstance(allocator: Allocator, base = 0): RowInstance {
+  return {
+    target: allocator,
+    layout: (state) => clipLayout(allocator.layout!(), base, state.highWater),
+    reserved: (state) => state.highWater,
+    peakReserved: (state) => state.highWater,
+    reset: () => allocator.reset(),
+  };
+}
+
+/** An allocator whose high-water mark is tracked (the hybrid's two sides). */
+interface Tracked extends Allocator {
+  highWater: number;
+}
+
+function trackHighWater(inner: Allocator, base: number): Tracked {
+  const tracked: Tracked = {
+    highWater: 0,
+    alignment: inner.alignment,
+    allocate(size, alignment) {
+      const address = inner.allocate(size, alignment);
+      if (address !== null) {
+        const top = address + inner.usableSize(address) - base;
+        if (top > tracked.highWater) tracked.highWater = top;
+      }
+      return address;
+    },
+    free: (address) => inner.free(address),
+    usableSize: (address) => inner.usableSize(address),
+    owns: (address) => inner.owns(address),
+    usage: () => inner.usage(),
+    reset() {
+      inner.reset();
+      tracked.highWater = 0;
+    },
+    layout: () => inner.layout!(),
+  };
+  return tracked;
+}
+
+/** How the hybrid splits a stated capacity: in proportion to each side's peak live bytes. */
+export function hybridSplit(capacity: number, profile: TraceProfile): [number, number] {
+  const total = profile.smallPeakLiveBytes + profile.largePeakLiveBytes;
+  const fraction = total === 0 ? 0.5 : profile.smallPeakLiveBytes / total;
+  const small = Math.max(8, Math.min(Math.floor((capacity * fraction) / 8) * 8, capacity - 8));
+  return [small, capacity - small];
+}
+
+function hybridInstance(profile: TraceProfile, capacity: number | null): RowInstance {
+  const [smallCapacity, largeCapacity] =
+    capacity === null
+      ? [
+          nextPowerOfTwo(Math.max(4 * profile.smallPeakLiveBytes, 4 * MIB)),
+          nextPowerOfTwo(Math.max(4 * profile.largePeakLiveBytes, 2 * profile.maxSize, MIB)),
+        ]
+      : hybridSplit(capacity, profile);
+  const small = trackHighWater(buddy({ capacity: smallCapacity }), 0);
+  const large = trackHighWater(
+    bestFit({ capacity: largeCapacity, base: smallCapacity, alignment: 8 }),
+    smallCapacity,
+  );
+  const hybrid = segregate({ threshold: SMALL_THRESHOLD, small: slab({ upstream: small }), large });
+  return {
+    target: hybrid,
+    layout: () => {
+      const { segments } = hybrid.layout!();
+      // The slab side's segments are its slabs; the large side is clipped at its high-water mark.
+      const smallSegments = segments.filter((segment) => segment.address < smallCapacity);
+      const largeLayout = clipLayout(
+        { segments: segments.filter((segment) => segment.address >= smallCapacity) },
+        smallCapacity,
+        large.highWater,
+      );
+      return { segments: [...smallSegments, ...largeLayout.segments] };
+    },
+    reserved: () => small.highWater + large.highWater,
+    peakReserved: () => small.highWater + large.highWater,
+    reset: () => hybrid.reset(),
+  };
+}
+
+function poolInstance(
+  config: string,
+  capacity: number | null,
+  note?: string,
+): RowInstance & { pool: CachingPool; source: AddressSource } {
+  const expandable = /expandable_segments:\s*true/i.test(config);
+  const source = addressSource({
+    limit: capacity ?? Number.POSITIVE_INFINITY,
+    growable: expandable,
+  });
+  const pool = cachingPool({
+    source,
+    config,
+    ...(capacity !== null ? { totalMemory: capacity, memoryFraction: 1 } : {}),
+  });
+  return {
+    pool,
+    source,
+    target: pool,
+    layout: () => pool.layout(),
+    reserved: () => source.reservedBytes(),
+    peakReserved: () => source.peakReservedBytes(),
+    segments: () => ({
+      acquired: source.acquireCount,
+      released: source.releaseCount,
+      grown: source.growCount,
+    }),
+    reset: () => {
+      pool.reset();
+      source.reset();
+    },
+    ...(note !== undefined ? { note } : {}),
+  };
+}
+
+/** A caching pool over an address-only source, with `config` in PYTORCH_CUDA_ALLOC_CONF syntax. */
+export function cachingPoolInstance(config: string, capacity: number | null) {
+  return poolInstance(config, capacity);
+}
+
+/** Every row, in table order. */
+export const ROWS: readonly LabRow[] = [
+  {
+    name: 'first-fit',
+    kind: 'range',
+    recipe: 'firstFit({ capacity, alignment: 8 }): lowest address that fits',
+    create: (_trace, profile, capacity) =>
+      rangeInstance(
+        firstFit({ capacity: capacity ?? defaultRangeCapacity(profile), alignment: 8 }),
+      ),
+  },
+  {
+    name: 'best-fit',
+    kind: 'range',
+    recipe: 'bestFit({ capacity, alignment: 8 }): smallest block that fits, lowest address on ties',
+    create: (_trace, profile, capacity) =>
+      rangeInstance(bestFit({ capacity: capacity ?? defaultRangeCapacity(profile), alignment: 8 })),
+  },
+  {
+    name: 'good-fit',
+    kind: 'range',
+    recipe: 'goodFit({ capacity, alignment: 8 }): TLSF-style O(1) segregated fit',
+    create: (_trace, profile, capacity) =>
+      rangeInstance(goodFit({ capacity: capacity ?? defaultRangeCapacity(profile), alignment: 8 })),
+  },
+  {
+    name: 'buddy',
+    kind: 'range',
+    recipe: 'buddy({ capacity }): power-of-two blocks, split and merged with their buddy',
+    create: (_trace, profile, capacity) =>
+      rangeInstance(buddy({ capacity: capacity ?? defaultRangeCapacity(profile) })),
+  },
+  {
+    name: 'slab+best-fit',
+    kind: 'range',
+    recipe:
+      'segregate({ threshold: 64 KiB, small: slab({ upstream: buddy(…) }), large: bestFit(…) }): ' +
+      'reserved = both sides’ high-water marks',
+    create: (_trace, profile, capacity) => hybridInstance(profile, capacity),
+  },
+  {
+    name: 'caching',
+    kind: 'pool',
+    recipe: "cachingPool({ source: addressSource(), config: '' }): PyTorch's defaults",
+    create: (_trace, _profile, capacity) => poolInstance('', capacity),
+  },
+  {
+    name: 'caching-expandable',
+    kind: 'pool',
+    recipe: "cachingPool({ config: 'expandable_segments:True' }) over a growable address source",
+    create: (_trace, _profile, capacity) => poolInstance('expandable_segments:True', capacity),
+  },
+  {
+    name: 'caching-tuned',
+    kind: 'pool',
+    recipe:
+      "cachingPool({ config: 'max_split_size_mb:N' }), N the value (20 MiB–4 GiB) with the lowest " +
+      'peak reserved on this trace (searched once, without a capacity limit)',
+    create: (trace, _profile, capacity) => {
+      const best = tunedMaxSplit(trace, null);
+      const config = best === null ? '' : `max_split_size_mb:${best}`;
+      return poolInstance(config, capacity, best === null ? 'defaults best' : config);
+    },
+  },
+];
+
+/** Row names, in table order. */
+export const ROW_NAMES: readonly string[] = ROWS.map((row) => row.name);
+
+/** The row named `name`, or undefined. */
+export function findRow(name: string): LabRow | undefined {
+  return ROWS.find((row) => row.name === name);
+}

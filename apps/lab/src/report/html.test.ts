@@ -1,0 +1,64 @@
+import { inferenceServing } from '@allot/workloads';
+import { describe, expect, it } from 'vitest';
+import { findRow } from '../registry';
+import { checkTargets, countFailures, type LabResults, runWorkloads } from '../run';
+import { renderReport } from './html';
+
+function results(): LabResults {
+  const workloads = runWorkloads(
+    [
+      {
+        id: 'serve</script>',
+        title: 'Serving <b>&</b>',
+        description: 'a small trace',
+        trace: inferenceServing({ requests: 8, seed: 1 }),
+      },
+    ],
+    [findRow('best-fit')!, findRow('caching')!],
+    null,
+  );
+  return {
+    tool: 'allot-lab',
+    version: 1,
+    command: 'allot-lab test',
+    createdAt: '2025-01-01T00:00:00.000Z',
+    node: 'v20',
+    platform: 'test',
+    seed: 1,
+    capacity: null,
+    workloads,
+    targets: checkTargets(workloads),
+    failures: countFailures(workloads),
+  };
+}
+
+describe('renderReport', () => {
+  const html = renderReport(results());
+
+  it('is one self-contained file: uPlot inlined, no external resources', () => {
+    expect(html).toMatch(/^<!doctype html>/);
+    expect(html).toContain('uPlot'); // the IIFE build defines the global
+    expect(html).not.toMatch(/<script[^>]+src=/);
+    expect(html).not.toMatch(/<link[^>]+href=/);
+    expect(html).not.toMatch(/url\(\s*['"]?https?:/);
+  });
+
+  it('escapes text and keeps the data block parseable', () => {
+    expect(html).toContain('Serving &lt;b&gt;&amp;&lt;/b&gt;');
+    const data = /<script type="application\/json" id="lab-data">(.*?)<\/script>/s.exec(html);
+    expect(data).not.toBeNull();
+    const parsed = JSON.parse(data![1]!);
+    expect(parsed.workloads[0].id).toBe('serve</script>');
+    expect(parsed.workloads[0].rows.map((r: { allocator: string }) => r.allocator)).toEqual([
+      'best-fit',
+      'caching',
+    ]);
+  });
+
+  it('has a section with both charts and the layouts per workload', () => {
+    expect(html).toContain('<section id="workload-0">');
+    expect(html).toContain('class="chart chart-memory"');
+    expect(html).toContain('class="chart chart-fragmentation"');
+    expect(html).toContain('class="layouts"');
+  });
+});

@@ -1,0 +1,138 @@
+/**
+ * The text the lab prints: a table per workload, PyTorch's own figures beside ours, the targets.
+ */
+import type { LabResults, WorkloadResult } from './run';
+import { formatBytes, formatCount, formatPercent, formatRatio } from './units';
+import { budgetLines } from './workloads';
+
+/** Lays out rows of cells in columns; columns after the first are right-aligned. */
+export function formatColumns(rows: readonly (readonly string[])[]): string[] {
+  const widths: number[] = [];
+  for (const row of rows) {
+    row.forEach((cell, i) => {
+      widths[i] = Math.max(widths[i] ?? 0, cell.length);
+    });
+  }
+  return rows.map((row) =>
+    row
+      .map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!)))
+      .join('  ')
+      .trimEnd(),
+  );
+}
+
+const HEADER = [
+  'allocator',
+  'peak live',
+  'peak reserved',
+  'ratio',
+  'ext. frag @ peak',
+  'failed',
+  'ns/event',
+  'segments',
+];
+
+/** The table of one workload, with its title lines. */
+export function formatWorkload(workload: WorkloadResult): string {
+  const lines: string[] = [];
+  lines.push(`${workload.title}`);
+  lines.push(`  ${workload.description}`);
+  lines.push(
+    `  ${formatCount(workload.events)} events (${formatCount(workload.allocs)} allocations, ` +
+      `${formatCount(workload.frees)} frees), peak ${formatCount(workload.peakLiveBlocks)} live ` +
+      `blocks, largest request ${formatBytes(workload.maxSize)}`,
+  );
+  if (workload.budget)
+    lines.push(`  budget: ${budgetLines(workload.budget, workload.peakLiveBytes)}`);
+  const pre = workload.meta.preexistingBlocks;
+  if (typeof pre === 'number' && pre > 0) {
+    lines.push(
+      `  ${formatCount(pre)} blocks (${formatBytes(workload.meta.preexistingBytes as number)}) ` +
+        'were freed in the recording but allocated before it: modelled as live from the start',
+    );
+  }
+  lines.push('');
+  const cells = [HEADER];
+  for (const row of workload.rows) {
+    const name = row.note ? `${row.allocator} (${row.note})` : row.allocator;
+    const segments = row.segments
+      ? `${formatCount(row.segments.acquired)}${row.segments.grown > 0 ? ` +${formatCount(row.segments.grown)} grown` : ''}`
+      : '–';
+    cells.push([
+      name,
+      formatBytes(row.peakLiveBytes),
+      formatBytes(row.peakReservedBytes),
+      formatRatio(row.ratio),
+      formatPercent(row.externalFragmentationAtPeak),
+      formatCount(row.failures),
+      Number.isFinite(row.nsPerEvent) ? row.nsPerEvent.toFixed(0) : '–',
+      segments,
+    ]);
+  }
+  if (workload.torch) {
+    const t = workload.torch;
+    cells.push([
+      'PyTorch (recorded)',
+      t.peakAllocatedBytes !== undefined ? formatBytes(t.peakAllocatedBytes) : '–',
+      t.peakReservedBytes !== undefined ? formatBytes(t.peakReservedBytes) : '–',
+      t.peakReservedBytes !== undefined && workload.peakLiveBytes > 0
+        ? formatRatio(t.peakReservedBytes / workload.peakLiveBytes)
+        : '–',
+      '–',
+      t.ooms !== undefined ? `${formatCount(t.ooms)} oom` : '–',
+      '–',
+      t.segmentAllocs !== undefined ? formatCount(t.segmentAllocs) : '–',
+    ]);
+  }
+  for (const line of formatColumns(cells)) lines.push(`  ${line}`);
+  if (workload.torch) {
+    const t = workload.torch;
+    const parts = ['  PyTorch row: figures the recording states'];
+    if (t.segmentAllocs !== undefined) {
+      parts.push(
+        `(${formatCount(t.segmentAllocs)} segment allocations and ${formatCount(t.segmentFrees ?? 0)} ` +
+          `frees in the window; reserved at the end ${formatBytes(t.reservedAtEndBytes ?? 0)}` +
+          `${t.allocConf ? `; PYTORCH_CUDA_ALLOC_CONF=${t.allocConf}` : ''})`,
+      );
+    }
+    lines.push(parts.join(' '));
+  }
+  const failed = workload.rows.filter((row) => row.failures > 0);
+  for (const row of failed) {
+    lines.push(
+      `  ${row.allocator}: ${formatCount(row.failures)} allocations failed, the first at event ` +
+        `${formatCount(row.firstFailure + 1)}`,
+    );
+  }
+  return lines.join('\n');
+}
+
+/** Every table, the targets and where the report went. */
+export function formatResults(results: LabResults, reportPath: string | null): string {
+  const parts = results.workloads.map(formatWorkload);
+  const footer: string[] = [];
+  footer.push(
+    'peak reserved: the high-water mark for ranges (first/best/good fit, buddy, slab+best-fit), ' +
+      'bytes held from the source for the caching pools; ratio = peak reserved / peak live.',
+  );
+  if (results.targets.length > 0) {
+    footer.push('');
+    footer.push('Targets');
+    for (const line of formatColumns(
+      results.targets.map((t) => [t.name, t.display, t.goal, t.met ? 'met' : 'MISSED']),
+    ))
+      footer.push(`  ${line}`);
+  }
+  if (results.failures > 0) {
+    footer.push('');
+    footer.push(
+      `${formatCount(results.failures)} allocations failed in this run (exit status 1): ` +
+        'a row above ran out of memory at this capacity.',
+    );
+  }
+  if (reportPath) {
+    footer.push('');
+    footer.push(`Report: ${reportPath}`);
+  }
+  return `${parts.join('\n\n')}\n\n${footer.join('\n')}\n`;
+}

@@ -1,0 +1,63 @@
+/**
+ * Sizes and figures as people read them: `parseSize('16GiB')`, `formatBytes(1.5 * 2 ** 30)`.
+ */
+
+const UNITS: Readonly<Record<string, number>> = {
+  b: 1,
+  k: 2 ** 10,
+  kb: 2 ** 10,
+  kib: 2 ** 10,
+  m: 2 ** 20,
+  mb: 2 ** 20,
+  mib: 2 ** 20,
+  g: 2 ** 30,
+  gb: 2 ** 30,
+  gib: 2 ** 30,
+  t: 2 ** 40,
+  tb: 2 ** 40,
+  tib: 2 ** 40,
+};
+
+/**
+ * Bytes from `"4096"`, `"512MiB"`, `"16GiB"`, `"1.5g"` (binary units; `kb` is read as KiB), or
+ * `null` when the text is not a size of at least one byte.
+ */
+export function parseSize(text: string): number | null {
+  const match = /^\s*(\d+(?:\.\d+)?)\s*([a-z]*)\s*$/i.exec(text);
+  if (!match) return null;
+  const unit = UNITS[(match[2] ?? '').toLowerCase() || 'b'];
+  if (unit === undefined) return null;
+  const bytes = Math.round(Number(match[1]) * unit);
+  return Number.isSafeInteger(bytes) && bytes >= 1 ? bytes : null;
+}
+
+/** `1.50 GiB`, `512 B`: three significant figures in the largest binary unit that fits. */
+export function formatBytes(bytes: number): string {
+  if (!Number.isFinite(bytes)) return String(bytes);
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB'];
+  let value = Math.abs(bytes);
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit++;
+  }
+  const sign = bytes < 0 ? '-' : '';
+  if (unit === 0) return `${sign}${value} B`;
+  const digits = value >= 100 ? 0 : value >= 10 ? 1 : 2;
+  return `${sign}${value.toFixed(digits)} ${units[unit]}`;
+}
+
+/** `12,345` */
+export function formatCount(value: number): string {
+  return Math.round(value).toLocaleString('en-US');
+}
+
+/** `12.3 %` from a fraction. */
+export function formatPercent(fraction: number, digits = 1): string {
+  return `${(fraction * 100).toFixed(digits)} %`;
+}
+
+/** `1.029×` */
+export function formatRatio(ratio: number): string {
+  return Number.isFinite(ratio) ? `${ratio.toFixed(3)}×` : '–';
+}

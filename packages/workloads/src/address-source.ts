@@ -1,0 +1,160 @@
+/**
+ * addressSource: a memory source that hands out addresses and no memory.
+ *
+ * A replay only needs the addresses a pool chooses, never the bytes behind them, so a pool over this
+ * source can model a GPU with 80 GiB on a laptop: `acquire` bumps an address counter and counts the
+ * bytes, `release` subtracts them. It records the peak of reserved bytes and how many regions were
+ * acquired and released, which is how the lab reports a pool's `cudaMalloc` decisions.
+ *
+ * ```
+ *  base (2^32)                                 addresses only ever increase, never reused
+ *  │ region 0 │gap│ region 1 │gap│ growable region 2 ......(reserved span)...... │gap│ region 3
+ * ```
+ *
+ * With `growable`, a region reserves `maxRegionSize` bytes of address space and `grow` extends it in
+ * place (PyTorch's expandable segments). `view` is absent: the source is not host-accessible.
+ */
+import {
+  alignUp,
+  checkAlignment,
+  checkNonNegativeInteger,
+  checkSize,
+  InvalidArgumentError,
+  type MemorySource,
+  type Region,
+} from '@allot/core';
+
+/** Options of {@link addressSource}. */
+export interface AddressSourceOptions {
+  /** Most bytes reserved at once; `acquire` and `grow` refuse past it. @defaultValue Infinity */
+  readonly limit?: number;
+  /** Address of the first region. @defaultValue 2^32 */
+  readonly baseAddress?: number;
+  /** Region sizes are rounded up to this (a power of two). @defaultValue 2 MiB (CUDA's granularity) */
+  readonly granularity?: number;
+  /** Regions can grow in place up to `maxRegionSize` (expandable segments). @defaultValue false */
+  readonly growable?: boolean;
+  /** Address space reserved per growable region. @defaultValue 1 TiB */
+  readonly maxRegionSize?: number;
+  /** What the addresses stand for, reported as `kind`. @defaultValue 'address-only' */
+  readonly kind?: string;
+}
+
+/** A source of addresses without memory, with counters of its decisions. */
+export interface AddressSource extends MemorySource<Region> {
+  /** Largest {@link MemorySource.reservedBytes} seen so far. */
+  peakReservedBytes(): number;
+  /** Regions acquired so far (`cudaMalloc` calls that succeeded). */
+  readonly acquireCount: number;
+  /** Regions released so far. */
+  readonly releaseCount: number;
+  /** Successful in-place growths. */
+  readonly growCount: number;
+  /** Regions live now. */
+  readonly liveRegionCount: number;
+  /** Forgets every region and every counter. */
+  reset(): void;
+}
+
+const DEFAULT_BASE = 2 ** 32;
+const GUARD_GAP = 2 ** 21;
+
+interface MutableRegion {
+  readonly address: number;
+  size: number;
+  readonly span: number;
+}
+
+/** Makes an {@link AddressSource}. */
+export function addressSource(options: AddressSourceOptions = {}): AddressSource {
+  const limit = options.limit ?? Number.POSITIVE_INFINITY;
+  const granularity = options.granularity ?? 2 ** 21;
+  const growable = options.growable ?? false;
+  const maxRegionSize = options.maxRegionSize ?? 2 ** 40;
+  const baseAddress = options.baseAddress ?? DEFAULT_BASE;
+  checkAlignment(granularity, 'granularity');
+  checkNonNegativeInteger(baseAddress, 'baseAddress');
+  if (limit !== Number.POSITIVE_INFINITY) checkNonNegativeInteger(limit, 'limit');
+  if (growable) checkSize(maxRegionSize, 'maxRegionSize');
+
+  const live = new Map<number, MutableRegion>();
+  let next = alignUp(baseAddress, granularity);
+  let reserved = 0;
+  let peak = 0;
+  let acquires = 0;
+  let releases = 0;
+  let grows = 0;
+
+  const liveRegion = (region: Region): MutableRegion => {
+    const found = live.get(region.address);
+    if (found === undefined || found !== region) {
+      throw new InvalidArgumentError('region', region.address, 'a live region of this source');
+    }
+    return found;
+  };
+
+  const source: AddressSource = {
+    kind: options.kind ?? 'address-only',
+    granularity,
+    hostAccessible: false,
+    acquire(size: number): Region | null {
+      checkSize(size);
+      const rounded = alignUp(size, granularity);
+      if (growable && rounded > maxRegionSize) return null;
+      if (rounded > limit - reserved) return null;
+      const span = growable ? maxRegionSize : rounded;
+      const region: MutableRegion = { address: next, size: rounded, span };
+      next = alignUp(next + span + GUARD_GAP, granularity);
+      if (next > Number.MAX_SAFE_INTEGER) throw new RangeError('address space exhausted');
+      live.set(region.address, region);
+      reserved += rounded;
+      if (reserved > peak) peak = reserved;
+      acquires++;
+      return region;
+    },
+    release(region: Region): void {
+      const r = liveRegion(region);
+      live.delete(r.address);
+      reserved -= r.size;
+      releases++;
+    },
+    reservedBytes: () => reserved,
+    peakReservedBytes: () => peak,
+    get acquireCount() {
+      return acquires;
+    },
+    get releaseCount() {
+      return releases;
+    },
+    get growCount() {
+      return grows;
+    },
+    get liveRegionCount() {
+      return live.size;
+    },
+    reset(): void {
+      live.clear();
+      next = alignUp(baseAddress, granularity);
+      reserved = 0;
+      peak = 0;
+      acquires = 0;
+      releases = 0;
+      grows = 0;
+    },
+  };
+  if (growable) {
+    source.grow = (region: Region, newSize: number): boolean => {
+      checkSize(newSize, 'newSize');
+      const r = liveRegion(region);
+      const rounded = alignUp(newSize, granularity);
+      if (rounded <= r.size) return true;
+      if (rounded > r.span || rounded - r.size > limit - reserved) return false;
+      reserved += rounded - r.size;
+      if (reserved > peak) peak = reserved;
+      r.size = rounded;
+      grows++;
+      return true;
+    };
+  }
+  return source;
+}

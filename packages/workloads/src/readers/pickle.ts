@@ -1,0 +1,480 @@
+/**
+ * A small Python unpickler for plain data: what `pickle.dump` writes for dictionaries, lists,
+ * tuples, strings, bytes, numbers, booleans and `None`, in protocols 2 to 5. That is every opcode a
+ * PyTorch memory snapshot (`torch.cuda.memory._dump_snapshot()`) uses; anything that would run
+ * Python code (`GLOBAL`, `REDUCE`, `BUILD`, ...) is refused, so reading an untrusted file is safe.
+ *
+ * ```
+ *  bytes ─► opcode loop ─► stack of values, MARK positions, memo table ─► STOP: the top value
+ * ```
+ *
+ * Python values become: dict → plain object (keys converted to strings; `__proto__` is safe because
+ * objects are created without a prototype), list and tuple → array, int → number (bigint beyond
+ * 2^53), float → number, str → string, bytes → Uint8Array, None → null.
+ *
+ * Every error is a {@link TraceFormatError} with the byte offset of the opcode at fault and what was
+ * expected there.
+ */
+import { TraceFormatError } from '../errors';
+
+/** A value read from a pickle. */
+export type UnpickledValue =
+  | null
+  | boolean
+  | number
+  | bigint
+  | string
+  | Uint8Array
+  | UnpickledValue[]
+  | { [key: string]: UnpickledValue };
+
+/** Options of {@link unpickle}. */
+export interface UnpickleOptions {
+  /** Label for error messages. @defaultValue 'pickle' */
+  readonly name?: string;
+}
+
+/** The opcodes of protocols 0–5 that carry plain data, by byte value. */
+const Op = {
+  MARK: 0x28, // (
+  STOP: 0x2e, // .
+  POP: 0x30, // 0
+  POP_MARK: 0x31, // 1
+  DUP: 0x32, // 2
+  FLOAT: 0x46, // F
+  INT: 0x49, // I
+  BININT: 0x4a, // J
+  BININT1: 0x4b, // K
+  LONG: 0x4c, // L
+  BININT2: 0x4d, // M
+  NONE: 0x4e, // N
+  BINUNICODE: 0x58, // X
+  BINBYTES: 0x42, // B
+  SHORT_BINBYTES: 0x43, // C
+  BINSTRING: 0x54, // T
+  SHORT_BINSTRING: 0x55, // U
+  UNICODE: 0x56, // V
+  APPEND: 0x61, // a
+  APPENDS: 0x65, // e
+  GET: 0x67, // g
+  BINGET: 0x68, // h
+  LONG_BINGET: 0x6a, // j
+  LIST: 0x6c, // l
+  EMPTY_LIST: 0x5d, // ]
+  PUT: 0x70, // p
+  BINPUT: 0x71, // q
+  LONG_BINPUT: 0x72, // r
+  SETITEM: 0x73, // s
+  SETITEMS: 0x75, // u
+  TUPLE: 0x74, // t
+  EMPTY_TUPLE: 0x29, // )
+  DICT: 0x64, // d
+  EMPTY_DICT: 0x7d, // }
+  BINFLOAT: 0x47, // G
+  PROTO: 0x80,
+  TUPLE1: 0x85,
+  TUPLE2: 0x86,
+  TUPLE3: 0x87,
+  NEWTRUE: 0x88,
+  NEWFALSE: 0x89,
+  LONG1: 0x8a,
+  LONG4: 0x8b,
+  SHORT_BINUNICODE: 0x8c,
+  BINUNICODE8: 0x8d,
+  BINBYTES8: 0x8e,
+  EMPTY_SET: 0x8f,
+  ADDITEMS: 0x90,
+  FROZENSET: 0x91,
+  MEMOIZE: 0x94,
+  FRAME: 0x95,
+  BYTEARRAY8: 0x96,
+} as const;
+
+/** Opcodes that would import or call Python code: named in the error so the cause is clear. */
+const CODE_OPCODES: Readonly<Record<number, string>> = {
+  99: 'GLOBAL',
+  147: 'STACK_GLOBAL',
+  82: 'REDUCE',
+  98: 'BUILD',
+  105: 'INST',
+  111: 'OBJ',
+  129: 'NEWOBJ',
+  146: 'NEWOBJ_EX',
+  80: 'PERSID',
+  81: 'BINPERSID',
+  130: 'EXT1',
+  131: 'EXT2',
+  132: 'EXT4',
+  151: 'NEXT_BUFFER',
+  152: 'READONLY_BUFFER',
+};
+
+const MARK = Symbol('mark');
+type StackItem = UnpickledValue | typeof MARK;
+
+const utf8 = new TextDecoder('utf-8', { fatal: false });
+const latin1 = new TextDecoder('latin1');
+
+function dictKey(key: UnpickledValue): string {
+  if (typeof key === 'string') return key;
+  if (typeof key === 'number' || typeof key === 'bigint' || typeof key === 'boolean')
+    return String(key);
+  if (key === null) return 'None';
+  if (Array.isArray(key)) return `(${key.map(dictKey).join(', ')})`;
+  return String(key);
+}
+
+function newDict(): { [key: string]: UnpickledValue } {
+  return Object.create(null) as { [key: string]: UnpickledValue };
+}
+
+/** Two's complement little-endian integer of `bytes` (Python's `LONG1`/`LONG4` payload). */
+function decodeLong(bytes: Uint8Array): number | bigint {
+  if (bytes.length === 0) return 0;
+  let value = 0n;
+  for (let i = bytes.length - 1; i >= 0; i--) value = (value << 8n) | BigInt(bytes[i]!);
+  if (bytes[bytes.length - 1]! >= 0x80) value -= 1n << BigInt(8 * bytes.length);
+  return value >= BigInt(Number.MIN_SAFE_INTEGER) && value <= BigInt(Number.MAX_SAFE_INTEGER)
+    ? Number(value)
+    : value;
+}
+
+/**
+ * Reads one pickled value from `bytes`.
+ *
+ * @throws TraceFormatError (with the byte offset) on a truncated file, an unknown opcode, an opcode
+ * that would run Python code, or a stack that does not match the opcode.
+ */
+export function unpickle(bytes: Uint8Array, options: UnpickleOptions = {}): UnpickledValue {
+  const name = options.name ?? 'pickle';
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const stack: StackItem[] = [];
+  const memo = new Map<number, UnpickledValue>();
+  let at = 0;
+  let opAt = 0;
+
+  const fail = (expected: string, found: string): never => {
+    throw new TraceFormatError(name, opAt, expected, found, 'byte');
+  };
+  const need = (n: number): void => {
+    if (at + n > bytes.length) {
+      fail(`${n} more byte(s) of operand`, `the end of the file (truncated pickle)`);
+    }
+  };
+  const u8 = (): number => {
+    need(1);
+    return bytes[at++]!;
+  };
+  const u16 = (): number => {
+    need(2);
+    const v = view.getUint16(at, true);
+    at += 2;
+    return v;
+  };
+  const u32 = (): number => {
+    need(4);
+    const v = view.getUint32(at, true);
+    at += 4;
+    return v;
+  };
+  const u64 = (): number => {
+    need(8);
+    const v = view.getBigUint64(at, true);
+    at += 8;
+    if (v > BigInt(Number.MAX_SAFE_INTEGER)) fail('a length below 2^53', String(v));
+    return Number(v);
+  };
+  const take = (n: number): Uint8Array => {
+    need(n);
+    const slice = bytes.subarray(at, at + n);
+    at += n;
+    return slice;
+  };
+  const line = (): string => {
+    const end = bytes.indexOf(0x0a, at);
+    if (end < 0) fail('a newline-terminated operand', 'the end of the file');
+    const text = latin1.decode(bytes.subarray(at, end));
+    at = end + 1;
+    return text;
+  };
+  const pop = (): UnpickledValue => {
+    const value = stack.pop();
+    if (value === undefined) fail('a value on the stack', 'an empty stack');
+    if (value === MARK) fail('a value on the stack', 'a MARK');
+    return value as UnpickledValue;
+  };
+  const top = (): UnpickledValue => {
+    const value = stack[stack.length - 1];
+    if (value === undefined || value === MARK) fail('a value on the stack', 'none');
+    return value as UnpickledValue;
+  };
+  const popMark = (): UnpickledValue[] => {
+    let k = stack.length - 1;
+    while (k >= 0 && stack[k] !== MARK) k--;
+    if (k < 0) fail('a MARK before this opcode', 'no MARK on the stack');
+    const items = stack.splice(k) as UnpickledValue[];
+    items.shift();
+    return items;
+  };
+  const list = (value: UnpickledValue, what: string): UnpickledValue[] => {
+    if (!Array.isArray(value)) fail(`a list under ${what}`, typeOf(value));
+    return value as UnpickledValue[];
+  };
+  const dict = (value: UnpickledValue, what: string): { [key: string]: UnpickledValue } => {
+    if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+      fail(`a dict under ${what}`, typeOf(value));
+    }
+    return value as { [key: string]: UnpickledValue };
+  };
+  const memoGet = (index: number): UnpickledValue => {
+    if (!memo.has(index)) fail('a memo index that was stored', `index ${index}`);
+    return memo.get(index)!;
+  };
+
+  for (;;) {
+    if (at >= bytes.length) {
+      opAt = at;
+      fail('an opcode (STOP ends a pickle)', 'the end of the file (truncated pickle)');
+    }
+    opAt = at;
+    const op = bytes[at++]!;
+    switch (op) {
+      case Op.PROTO: {
+        const version = u8();
+        if (version > 5) fail('pickle protocol 0 to 5', `protocol ${version}`);
+        break;
+      }
+      case Op.FRAME:
+        u64(); // frame length: the data simply follows
+        break;
+      case Op.STOP: {
+        const value = pop();
+        return value;
+      }
+      case Op.MARK:
+        stack.push(MARK);
+        break;
+      case Op.POP:
+        pop();
+        break;
+      case Op.POP_MARK:
+        popMark();
+        break;
+      case Op.DUP:
+        stack.push(top());
+        break;
+      case Op.NONE:
+        stack.push(null);
+        break;
+      case Op.NEWTRUE:
+        stack.push(true);
+        break;
+      case Op.NEWFALSE:
+        stack.push(false);
+        break;
+      case Op.BININT: {
+        need(4);
+        stack.push(view.getInt32(at, true));
+        at += 4;
+        break;
+      }
+      case Op.BININT1:
+        stack.push(u8());
+        break;
+      case Op.BININT2:
+        stack.push(u16());
+        break;
+      case Op.LONG1:
+        stack.push(decodeLong(take(u8())));
+        break;
+      case Op.LONG4:
+        stack.push(decodeLong(take(u32())));
+        break;
+      case Op.INT: {
+        const text = line().trim();
+        if (text === '00') stack.push(false);
+        else if (text === '01') stack.push(true);
+        else if (/^[-+]?\d+$/.test(text)) stack.push(decodeDecimal(text));
+        else fail('a decimal integer', JSON.stringify(text));
+        break;
+      }
+      case Op.LONG: {
+        const text = line().trim().replace(/L$/, '');
+        if (!/^[-+]?\d+$/.test(text)) fail('a decimal integer', JSON.stringify(text));
+        stack.push(decodeDecimal(text));
+        break;
+      }
+      case Op.FLOAT: {
+        const text = line().trim();
+        const value = Number(text);
+        if (text === '' || Number.isNaN(value)) fail('a decimal float', JSON.stringify(text));
+        stack.push(value);
+        break;
+      }
+      case Op.BINFLOAT: {
+        need(8);
+        stack.push(view.getFloat64(at, false));
+        at += 8;
+        break;
+      }
+      case Op.SHORT_BINUNICODE:
+        stack.push(utf8.decode(take(u8())));
+        break;
+      case Op.BINUNICODE:
+        stack.push(utf8.decode(take(u32())));
+        break;
+      case Op.BINUNICODE8:
+        stack.push(utf8.decode(take(u64())));
+        break;
+      case Op.UNICODE:
+        stack.push(line());
+        break;
+      case Op.SHORT_BINSTRING:
+        stack.push(latin1.decode(take(u8())));
+        break;
+      case Op.BINSTRING:
+        stack.push(latin1.decode(take(u32())));
+        break;
+      case Op.SHORT_BINBYTES:
+        stack.push(take(u8()).slice());
+        break;
+      case Op.BINBYTES:
+        stack.push(take(u32()).slice());
+        break;
+      case Op.BINBYTES8:
+      case Op.BYTEARRAY8:
+        stack.push(take(u64()).slice());
+        break;
+      case Op.EMPTY_LIST:
+        stack.push([]);
+        break;
+      case Op.LIST:
+        stack.push(popMark());
+        break;
+      case Op.APPEND: {
+        const value = pop();
+        list(top(), 'APPEND').push(value);
+        break;
+      }
+      case Op.APPENDS: {
+        const items = popMark();
+        const target = list(top(), 'APPENDS');
+        for (const item of items) target.push(item);
+        break;
+      }
+      case Op.EMPTY_TUPLE:
+        stack.push([]);
+        break;
+      case Op.TUPLE:
+        stack.push(popMark());
+        break;
+      case Op.TUPLE1:
+        stack.push([pop()]);
+        break;
+      case Op.TUPLE2: {
+        const b = pop();
+        const a = pop();
+        stack.push([a, b]);
+        break;
+      }
+      case Op.TUPLE3: {
+        const c = pop();
+        const b = pop();
+        const a = pop();
+        stack.push([a, b, c]);
+        break;
+      }
+      case Op.EMPTY_DICT:
+        stack.push(newDict());
+        break;
+      case Op.DICT: {
+        const items = popMark();
+        if (items.length % 2 !== 0) fail('key/value pairs after MARK', `${items.length} items`);
+        const target = newDict();
+        for (let i = 0; i < items.length; i += 2) target[dictKey(items[i]!)] = items[i + 1]!;
+        stack.push(target);
+        break;
+      }
+      case Op.SETITEM: {
+        const value = pop();
+        const key = pop();
+        dict(top(), 'SETITEM')[dictKey(key)] = value;
+        break;
+      }
+      case Op.SETITEMS: {
+        const items = popMark();
+        if (items.length % 2 !== 0) fail('key/value pairs after MARK', `${items.length} items`);
+        const target = dict(top(), 'SETITEMS');
+        for (let i = 0; i < items.length; i += 2) target[dictKey(items[i]!)] = items[i + 1]!;
+        break;
+      }
+      case Op.EMPTY_SET:
+        stack.push([]);
+        break;
+      case Op.ADDITEMS: {
+        const items = popMark();
+        const target = list(top(), 'ADDITEMS');
+        for (const item of items) target.push(item);
+        break;
+      }
+      case Op.FROZENSET:
+        stack.push(popMark());
+        break;
+      case Op.PUT: {
+        const text = line().trim();
+        if (!/^\d+$/.test(text)) fail('a decimal memo index', JSON.stringify(text));
+        memo.set(Number(text), top());
+        break;
+      }
+      case Op.BINPUT:
+        memo.set(u8(), top());
+        break;
+      case Op.LONG_BINPUT:
+        memo.set(u32(), top());
+        break;
+      case Op.MEMOIZE:
+        memo.set(memo.size, top());
+        break;
+      case Op.GET: {
+        const text = line().trim();
+        if (!/^\d+$/.test(text)) fail('a decimal memo index', JSON.stringify(text));
+        stack.push(memoGet(Number(text)));
+        break;
+      }
+      case Op.BINGET:
+        stack.push(memoGet(u8()));
+        break;
+      case Op.LONG_BINGET:
+        stack.push(memoGet(u32()));
+        break;
+      default: {
+        const code = CODE_OPCODES[op];
+        if (code !== undefined) {
+          fail(
+            'plain data (dict, list, tuple, str, int, float, bool, None)',
+            `opcode ${code}, which would import or call Python code`,
+          );
+        }
+        fail('a pickle opcode', `byte 0x${op.toString(16).padStart(2, '0')}`);
+      }
+    }
+  }
+}
+
+function decodeDecimal(text: string): number | bigint {
+  const value = BigInt(text);
+  return value >= BigInt(Number.MIN_SAFE_INTEGER) && value <= BigInt(Number.MAX_SAFE_INTEGER)
+    ? Number(value)
+    : value;
+}
+
+/** A short description of a value's Python type, for error messages. */
+export function typeOf(value: UnpickledValue | undefined): string {
+  if (value === undefined) return 'nothing';
+  if (value === null) return 'None';
+  if (Array.isArray(value)) return 'a list';
+  if (value instanceof Uint8Array) return 'bytes';
+  if (typeof value === 'object') return 'a dict';
+  if (typeof value === 'string') return `the string ${JSON.stringify(value.slice(0, 40))}`;
+  return `the ${typeof value} ${String(value)}`;
+}

@@ -1,0 +1,179 @@
+/**
+ * Turns a recording keyed by pointers (PyTorch snapshots and profiler traces, RMM logs) into a
+ * {@link Trace}: each allocation gets the next dense block id, and a free finds its block by address.
+ *
+ * Recordings are windows: a free whose address was allocated before the window began has no
+ * allocation to match. Such a block is modelled as live from the start: an allocation of the size
+ * the free reports is placed before the first event (in the order the frees appear), so the replay
+ * holds the same memory the program held. `meta.preexistingBlocks` and `meta.preexistingBytes` count
+ * them.
+ *
+ * ```
+ *  add('alloc', 0x7f00, 512) … add('free', 0x7e00, 4096)      (0x7e00 never allocated here)
+ *  ⇒  Alloc(4096) [pre-existing]  Alloc(512) … Free(block 0)
+ * ```
+ */
+import { TraceFormatError, type TraceLocationUnit } from '../errors';
+import { type Trace, TraceBuilder, type TraceMeta } from '../trace';
+
+const ALLOC = 0;
+const FREE = 1;
+
+/** Collects pointer events, checks them, and builds the trace. */
+export class PointerEvents {
+  private ops: number[] = [];
+  private addresses: number[] = [];
+  private sizes: number[] = [];
+  private streams: number[] = [];
+  private locations: number[] = [];
+  private readonly live = new Map<number, number>();
+  private readonly streamIds = new Map<string, number>();
+  private readonly preexisting: { size: number; stream: number }[] = [];
+  /** For each pre-existing block, the index in `preexisting`; stored on the free event. */
+  private readonly preexistingOf: number[] = [];
+
+  /**
+   * @param source - label for error messages.
+   * @param unit - what the `location` passed to {@link alloc}/{@link free} counts.
+   */
+  constructor(
+    private readonly source: string,
+    private readonly unit: TraceLocationUnit,
+  ) {}
+
+  /** Number of events so far. */
+  get length(): number {
+    return this.ops.length;
+  }
+
+  /** Dense id of a stream named by any key (a pointer, a number). Stream ids start at 0. */
+  streamId(key: string | number): number {
+    const text = String(key);
+    let id = this.streamIds.get(text);
+    if (id === undefined) {
+      id = this.streamIds.size;
+      this.streamIds.set(text, id);
+    }
+    return id;
+  }
+
+  /** Number of distinct streams seen. */
+  get streamCount(): number {
+    return this.streamIds.size;
+  }
+
+  /**
+   * An allocation of `size` bytes at `address`.
+   * @throws TraceFormatError when the address is already live or the size is not a positive integer.
+   */
+  alloc(address: number, size: number, stream: number, location: number): void {
+    if (!Number.isSafeInteger(size) || size <= 0) {
+      throw new TraceFormatError(
+        this.source,
+        location,
+        'a positive integer size',
+        String(size),
+        this.unit,
+      );
+    }
+    if (this.live.has(address)) {
+      throw new TraceFormatError(
+        this.source,
+        location,
+        `an allocation at an address that is not live (0x${address.toString(16)} was allocated at ${this.unit} ${this.locations[this.live.get(address)!]} and not freed since)`,
+        `a second allocation at 0x${address.toString(16)}`,
+        this.unit,
+      );
+    }
+    this.live.set(address, this.ops.length);
+    this.push(ALLOC, address, size, stream, location);
+    this.preexistingOf.push(-1);
+  }
+
+  /**
+   * The free of the block at `address`. `size` (when the recording states it) sizes a block that was
+   * allocated before the window; pass 0 when unknown, which makes such a free an error.
+   */
+  free(address: number, size: number, stream: number, location: number): void {
+    const at = this.live.get(address);
+    if (at === undefined) {
+      if (!Number.isSafeInteger(size) || size <= 0) {
+        throw new TraceFormatError(
+          this.source,
+          location,
+          'the free of a live address (or its size, to model a block allocated before the recording)',
+          `a free of 0x${address.toString(16)}, which is not live`,
+          this.unit,
+        );
+      }
+      this.preexistingOf.push(this.preexisting.length);
+      this.preexisting.push({ size, stream });
+    } else {
+      this.live.delete(address);
+      this.preexistingOf.push(-1);
+    }
+    this.push(FREE, address, size, stream, location);
+  }
+
+  /** Whether `address` holds a block allocated in the window and not freed yet. */
+  isLive(address: number): boolean {
+    return this.live.has(address);
+  }
+
+  /** Builds the trace: pre-existing blocks first, then the events in order. */
+  build(name: string, meta: TraceMeta = {}): Trace {
+    const builder = new TraceBuilder(this.source);
+    const preexistingIds = this.preexisting.map((block) =>
+      builder.alloc(block.size, 0, block.stream),
+    );
+    const blockAt = new Map<number, number>();
+    let preexistingBytes = 0;
+    for (const block of this.preexisting) preexistingBytes += block.size;
+    for (let i = 0; i < this.ops.length; i++) {
+      const address = this.addresses[i]!;
+      if (this.ops[i] === ALLOC) {
+        blockAt.set(address, builder.alloc(this.sizes[i]!, 0, this.streams[i]!));
+      } else {
+        const pre = this.preexistingOf[i]!;
+        if (pre >= 0) {
+          builder.free(preexistingIds[pre]!);
+        } else {
+          builder.free(blockAt.get(address)!);
+          blockAt.delete(address);
+        }
+      }
+    }
+    return builder.build(name, {
+      ...meta,
+      streams: Math.max(1, this.streamIds.size),
+      preexistingBlocks: this.preexisting.length,
+      preexistingBytes,
+    });
+  }
+
+  private push(op: number, address: number, size: number, stream: number, location: number): void {
+    this.ops.push(op);
+    this.addresses.push(address);
+    this.sizes.push(size);
+    this.streams.push(stream);
+    this.locations.push(location);
+  }
+}
+
+/**
+ * An address from a recording: a non-negative integer, or a string in decimal or `0x` hex.
+ * Returns NaN when it is neither.
+ */
+export function parseAddress(value: unknown): number {
+  if (typeof value === 'number') return Number.isSafeInteger(value) && value >= 0 ? value : NaN;
+  if (typeof value === 'bigint') {
+    return value >= 0n && value <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(value) : NaN;
+  }
+  if (typeof value !== 'string') return NaN;
+  const text = value.trim();
+  if (/^0x[0-9a-f]+$/i.test(text) || /^\d+$/.test(text)) {
+    const parsed = Number(text);
+    return Number.isSafeInteger(parsed) ? parsed : NaN;
+  }
+  return NaN;
+}

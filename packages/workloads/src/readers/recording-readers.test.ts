@@ -1,0 +1,256 @@
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { gzipSync } from 'node:zlib';
+import { describe, expect, it } from 'vitest';
+import { TraceFormatError } from '../errors';
+import { summarizeTrace, type Trace } from '../trace';
+import { fixtureTrace } from './fixtures/make-fixtures';
+import { unpickle } from './pickle';
+import { detectTraceFormatOf, parseTraces, readTraceFile, readTraces } from './read-trace-file';
+import { formatRmmLog, parseRmmLog } from './rmm-log';
+import { parseTorchProfilerTrace } from './torch-profiler';
+import { parseTorchSnapshot } from './torch-snapshot';
+
+const fixtures = join(dirname(fileURLToPath(import.meta.url)), 'fixtures');
+const fixture = (name: string) => readFileSync(join(fixtures, name));
+
+function errorOf(fn: () => unknown): TraceFormatError {
+  try {
+    fn();
+  } catch (error) {
+    if (error instanceof TraceFormatError) return error;
+    throw error;
+  }
+  throw new Error('expected a TraceFormatError');
+}
+
+/** Sizes in event order, a free written as a negative size: comparable across id schemes. */
+function shape(trace: Trace): number[] {
+  return Array.from({ length: trace.length }, (_, i) =>
+    trace.kind[i] === 0 ? trace.size[i]! : -trace.size[i]!,
+  );
+}
+
+describe('PyTorch snapshot (JSON)', () => {
+  const traces = readTraces(join(fixtures, 'snapshot.json'));
+
+  it('gives one trace per device with events, in device order', () => {
+    expect(traces.map((t) => t.meta.device)).toEqual([0, 1]);
+    expect(traces[0]!.name).toBe('snapshot.json#cuda:0');
+  });
+
+  it('replays alloc and free_completed, the first block live from the start', () => {
+    const original = fixtureTrace();
+    const trace = traces[0]!;
+    expect(shape(trace)).toEqual(shape(original));
+    expect(trace.meta.preexistingBlocks).toBe(1);
+    expect(trace.meta.freeAction).toBe('free_completed');
+    expect(summarizeTrace(trace).peakLiveBytes).toBe(summarizeTrace(original).peakLiveBytes);
+  });
+
+  it('maps streams to dense ids and reports PyTorch segment decisions', () => {
+    const trace = traces[0]!;
+    expect(trace.meta.streams).toBe(2);
+    expect(trace.stream).toBeDefined();
+    expect(Math.max(...trace.stream!)).toBe(1);
+    expect(trace.meta.torchSegmentAllocs).toBe(1);
+    expect(trace.meta.torchSegmentFrees).toBe(1);
+    // 4 MiB at the end = start + 8 MiB allocated − 4 MiB freed  ⇒  start 0, peak 8 MiB.
+    expect(trace.meta.torchReservedAtEndBytes).toBe(4 * 2 ** 20);
+    expect(trace.meta.torchReservedAtStartBytes).toBe(0);
+    expect(trace.meta.torchPeakReservedBytes).toBe(8 * 2 ** 20);
+    expect(trace.meta.torchOoms).toBe(1);
+    expect(trace.meta.torchAllocConf).toBe('max_split_size_mb:128');
+  });
+
+  it('names the device and event of a malformed entry', () => {
+    const action = errorOf(() => readTraces(join(fixtures, 'snapshot-bad-action.json')));
+    expect(action.message).toMatch(/device_traces\[0\]\): event 4: expected an action among/);
+    expect(action.found).toBe('"allocate"');
+    const addr = errorOf(() => readTraces(join(fixtures, 'snapshot-bad-addr.json')));
+    expect(addr.message).toMatch(/event 3: expected an `addr`/);
+    expect(addr.unit).toBe('event');
+    const none = errorOf(() => readTraces(join(fixtures, 'snapshot-no-traces.json')));
+    expect(none.message).toMatch(/expected a `device_traces` list/);
+  });
+
+  it('rejects an allocation at a live address and a free with no size of an unknown block', () => {
+    const twice = {
+      device_traces: [
+        [
+          { action: 'alloc', addr: 4096, size: 512, stream: 0 },
+          { action: 'alloc', addr: 4096, size: 512, stream: 0 },
+        ],
+      ],
+    };
+    expect(errorOf(() => parseTorchSnapshot(twice)).message).toMatch(
+      /event 2: expected an allocation at an address that is not live \(0x1000 was allocated at event 1/,
+    );
+    const unknown = {
+      device_traces: [[{ action: 'free_completed', addr: 4096, size: 0, stream: 0 }]],
+    };
+    expect(parseTorchSnapshot(unknown)).toEqual([]);
+  });
+
+  it('frees at free_requested when a device trace has no free_completed (older PyTorch)', () => {
+    const [trace] = parseTorchSnapshot({
+      device_traces: [
+        [
+          { action: 'alloc', addr: 4096, size: 512, stream: 0 },
+          { action: 'free_requested', addr: 4096, size: 512, stream: 0 },
+          { action: 'alloc', addr: 4096, size: 1024, stream: 0 },
+        ],
+      ],
+    });
+    expect(shape(trace!)).toEqual([512, -512, 1024]);
+    expect(trace!.meta.freeAction).toBe('free_requested');
+  });
+});
+
+describe('pickle reader', () => {
+  it('reads memo, frames, tuples, big ints and floats (bytes written by hand)', () => {
+    // protocol 4: FRAME, EMPTY_DICT, MEMOIZE, MARK, key 'a' → (1, -2, 2^40) tuple, key 'b' → 1.5
+    const bytes = new Uint8Array([
+      0x80, 4, 0x95, 40, 0, 0, 0, 0, 0, 0, 0, 0x7d, 0x94, 0x28, 0x8c, 1, 0x61, 0x94, 0x4b, 1, 0x4a,
+      0xfe, 0xff, 0xff, 0xff, 0x8a, 6, 0, 0, 0, 0, 0, 1, 0x87, 0x8c, 1, 0x62, 0x47, 0x3f, 0xf8, 0,
+      0, 0, 0, 0, 0, 0x75, 0x2e,
+    ]);
+    expect(unpickle(bytes)).toEqual({ a: [1, -2, 2 ** 40], b: 1.5 });
+  });
+
+  it('names the byte offset of a truncated file, an unknown opcode and a code opcode', () => {
+    expect(errorOf(() => unpickle(new Uint8Array([0x80, 4, 0x7d]))).message).toMatch(
+      /byte offset 3: expected an opcode \(STOP ends a pickle\), found the end of the file/,
+    );
+    expect(errorOf(() => unpickle(new Uint8Array([0x80, 4, 0xff]))).message).toMatch(
+      /byte offset 2: expected a pickle opcode, found byte 0xff/,
+    );
+    const global = errorOf(() => unpickle(new Uint8Array([0x80, 2, 0x63, 0x6f, 0x73, 0x0a])));
+    expect(global.message).toMatch(/opcode GLOBAL, which would import or call Python code/);
+    expect(errorOf(() => unpickle(new Uint8Array([0x80, 4, 0x4a, 1]))).message).toMatch(
+      /byte offset 2: expected 4 more byte\(s\) of operand/,
+    );
+  });
+
+  it('detects a pickle as a PyTorch snapshot', () => {
+    expect(detectTraceFormatOf(new Uint8Array([0x80, 4, 0x7d, 0x2e]))).toBe('torch-snapshot');
+  });
+
+  const python = spawnSync('python3', ['--version']);
+  const hasPython = python.status === 0;
+  if (!hasPython) {
+    console.warn('pickle reader: python3 not found, skipping the tests on pickles Python writes');
+  }
+
+  it.skipIf(!hasPython)(
+    'reads the snapshot dict python3 pickles with protocols 2 to 5 (skipped without python3)',
+    () => {
+      const dir = mkdtempSync(join(tmpdir(), 'allot-pickle-'));
+      const snapshotJson = join(fixtures, 'snapshot.json');
+      for (const protocol of [2, 3, 4, 5]) {
+        const out = join(dir, `snapshot-${protocol}.pickle`);
+        // Python rebuilds the dict from the JSON fixture, adds Python-only shapes (a tuple pool id,
+        // a float, None, a big int) and pickles it as torch.cuda.memory._dump_snapshot does.
+        execFileSync('python3', [
+          '-c',
+          [
+            'import json, pickle, sys',
+            'd = json.load(open(sys.argv[1]))',
+            "d['segments'][0]['segment_pool_id'] = (0, 0)",
+            "d['allocator_settings']['garbage_collection_threshold'] = 0.0",
+            "d['allocator_settings']['last_allocator_settings'] = None",
+            "d['allocator_settings']['big'] = 2**70",
+            "pickle.dump(d, open(sys.argv[2], 'wb'), protocol=int(sys.argv[3]))",
+          ].join('\n'),
+          snapshotJson,
+          out,
+          String(protocol),
+        ]);
+        const bytes = readFileSync(out);
+        expect(detectTraceFormatOf(bytes)).toBe('torch-snapshot');
+        const value = unpickle(bytes) as Record<string, Record<string, unknown>>;
+        expect(value.allocator_settings!.big).toBe(2n ** 70n);
+        expect(value.allocator_settings!.last_allocator_settings).toBeNull();
+        const fromPickle = readTraces(out);
+        const fromJson = readTraces(snapshotJson, { name: `snapshot-${protocol}.pickle` });
+        expect(fromPickle.map(shape), `protocol ${protocol}`).toEqual(fromJson.map(shape));
+        expect(fromPickle[0]!.meta).toEqual(fromJson[0]!.meta);
+      }
+    },
+  );
+});
+
+describe('PyTorch profiler trace', () => {
+  it('replays [memory] events per device in timestamp order, CUDA first', () => {
+    const traces = readTraces(join(fixtures, 'profiler.json'));
+    expect(traces.map((t) => t.meta.device)).toEqual(['cuda:0', 'cpu:-1']);
+    expect(shape(traces[0]!)).toEqual(shape(fixtureTrace()));
+    expect(traces[0]!.meta.preexistingBlocks).toBe(1);
+    expect(traces[0]!.meta.torchPeakReservedBytes).toBe(3 * 2 ** 21);
+    expect(shape(traces[1]!)).toEqual([64, -64]);
+  });
+
+  it('reads the gzipped form and a bare event list', () => {
+    const raw = fixture('profiler.json');
+    const gz = parseTraces(gzipSync(raw), { name: 'p.json.gz' });
+    expect(shape(gz[0]!)).toEqual(shape(fixtureTrace()));
+    const list = JSON.parse(raw.toString('utf8')).traceEvents;
+    expect(parseTorchProfilerTrace(list).length).toBe(2);
+  });
+
+  it('names the event of a malformed [memory] event, and says when there is none', () => {
+    const bad = errorOf(() => readTraces(join(fixtures, 'profiler-bad-bytes.json')));
+    expect(bad.message).toMatch(/event 6: expected an integer `Bytes` \(negative for a free\)/);
+    const none = errorOf(() => readTraces(join(fixtures, 'profiler-no-memory.json')));
+    expect(none.message).toMatch(/expected `\[memory\]` events.*profile_memory=True/);
+  });
+
+  it('reports invalid JSON with a line', () => {
+    const error = errorOf(() => parseTraces(Buffer.from('{"traceEvents": [\n{"name": }]}')));
+    expect(error.message).toMatch(/expected valid JSON/);
+  });
+});
+
+describe('RMM log', () => {
+  it('round-trips a generated trace', () => {
+    const original = fixtureTrace();
+    const trace = parseRmmLog(formatRmmLog(original), { name: 'rmm.csv' });
+    expect(shape(trace)).toEqual(shape(original));
+    expect(readTraceFile(join(fixtures, 'rmm.csv')).meta.format).toBe('rmm');
+  });
+
+  it('models a free of an unknown pointer as live from the start and skips failures', () => {
+    const text = [
+      'Thread,Time,Action,Pointer,Size,Stream',
+      '1,t,allocate,0x100,64,0x0',
+      '1,t,free,0x900,32,0x0',
+      '1,t,allocate failure,0x0,99999,0x0',
+      '2,t,allocate,0x200,16,0x7f01',
+    ].join('\n');
+    const trace = parseRmmLog(text);
+    expect(shape(trace)).toEqual([32, 64, -32, 16]);
+    expect(trace.meta).toMatchObject({ preexistingBlocks: 1, failedInLog: 1, streams: 2 });
+  });
+
+  it('names the line of a bad header, size or action', () => {
+    expect(errorOf(() => readTraces(join(fixtures, 'rmm-bad-header.csv'))).message).toMatch(
+      /rmm-bad-header\.csv:1: expected the header `Thread,Time,Action,Pointer,Size,Stream`/,
+    );
+    expect(errorOf(() => readTraces(join(fixtures, 'rmm-bad-size.csv'))).message).toMatch(
+      /rmm-bad-size\.csv:5: expected a positive integer Size/,
+    );
+    expect(errorOf(() => readTraces(join(fixtures, 'rmm-bad-action.csv'))).message).toMatch(
+      /rmm-bad-action\.csv:3: expected Action `allocate`, `free` or `allocate failure`/,
+    );
+  });
+
+  it('is detected by its header', () => {
+    expect(detectTraceFormatOf(fixture('rmm.csv'))).toBe('rmm');
+    const dir = mkdtempSync(join(tmpdir(), 'allot-rmm-'));
+    writeFileSync(join(dir, 'log.csv.gz'), gzipSync(fixture('rmm.csv')));
+    expect(readTraceFile(join(dir, 'log.csv.gz')).meta.format).toBe('rmm');
+  });
+});
