@@ -12,8 +12,7 @@
  * Memory: {@link searchCapacity} with a fresh allocator per probe, stopping each probe at its first
  * failed allocation; skipped when a timed run could not even finish the trace in its budget.
  */
-import { Replayer, type Trace } from '@allot/workloads';
-import { type ProbeOutcome, searchCapacity } from './capacity-search';
+import { type ProbeOutcome, Replayer, searchCapacity, type Trace } from '@allot/workloads';
 import type { AllocatorFactory, WorkloadProfile } from './registry';
 import type { BenchSettings } from './settings';
 
