@@ -107,4 +107,15 @@ export const smokeTests = {
       (e) => pkg.CudaUnavailableError.isInstance(e) && e.attempts[0].failure === 'not found',
     );
   `,
+  '@allot/thread-cache': `
+    const heap = pkg.sharedHeap({ capacity: 1 << 20 });
+    const cache = pkg.threadCache(pkg.attachHeap(structuredClone(heap.share())));
+    const x = cache.allocate(100);
+    cache.view(x, 4).set([1, 2, 3, 4]);
+    assert.equal(heap.view(x, 4)[3], 4);
+    cache.free(x);
+    cache[Symbol.dispose]();
+    assert.equal(heap.usage().allocatedBytes, 0);
+    assert.throws(() => heap.free(x), (e) => e.code === 'ALLOT_INVALID_FREE');
+  `,
 };
