@@ -11,12 +11,11 @@
  * ```
  */
 import type { MemorySource, Region } from '@allot/core';
-import { OutOfMemoryError } from '@allot/core';
 import { openRuntime } from './ffi/open';
 import type { RuntimeLibrary } from './ffi/runtime';
 import type { DeviceOptions } from './options';
-import { checkLimit, RegionTable, roundRequest } from './region-table';
-import { checkDevice, type StreamEventHooks, streamEventHooks } from './streams';
+import { checkLimit, RegionTable, regionLifecycle } from './region-table';
+import { checkDevice, eventMembers, type StreamEventHooks, streamEventHooks } from './streams';
 
 /** `cudaMalloc` returns 256-byte aligned memory; the caching pool works in 512-byte blocks. */
 export const DEVICE_GRANULARITY = 512;
@@ -87,10 +86,13 @@ export function deviceSource(options: DeviceSourceOptions = {}): DeviceSource {
   const table = new RegionTable<CudaRegion>();
   const hooks = streamEventHooks(runtime, device);
 
-  function allocate(rounded: number): CudaRegion {
-    const address = runtime.malloc(rounded, device);
-    return table.add({ address, size: rounded, device });
-  }
+  const regions = regionLifecycle({
+    granularity: DEVICE_GRANULARITY,
+    limit,
+    table,
+    allocate: (rounded) => ({ address: runtime.malloc(rounded, device), size: rounded, device }),
+    free: (region) => runtime.free(region.address),
+  });
 
   return {
     kind: 'cuda-device',
@@ -98,51 +100,15 @@ export function deviceSource(options: DeviceSourceOptions = {}): DeviceSource {
     hostAccessible: false,
     device,
     totalMemory: total,
-    acquire(size: number): CudaRegion | null {
-      const rounded = roundRequest(size, DEVICE_GRANULARITY, table.reservedBytes, limit);
-      if (rounded === null) return null;
-      try {
-        return allocate(rounded);
-      } catch (error) {
-        if (OutOfMemoryError.isInstance(error)) return null;
-        throw error;
-      }
-    },
-    acquireOrThrow(size: number): CudaRegion {
-      const rounded = roundRequest(size, DEVICE_GRANULARITY, table.reservedBytes, limit);
-      if (rounded === null) {
-        throw new OutOfMemoryError({
-          requested: size,
-          alignment: DEVICE_GRANULARITY,
-          capacity: limit,
-          freeBytes: limit - table.reservedBytes,
-          largestFreeBlock: limit - table.reservedBytes,
-          detail: `The source's limit of ${limit} bytes would be exceeded.`,
-        });
-      }
-      return allocate(rounded);
-    },
-    release(region: CudaRegion): void {
-      table.remove(region);
-      try {
-        runtime.free(region.address);
-      } catch (error) {
-        table.add(region);
-        throw error;
-      }
-    },
-    reservedBytes: () => table.reservedBytes,
+    acquire: regions.acquire,
+    acquireOrThrow: regions.acquireOrThrow,
+    release: regions.release,
+    reservedBytes: regions.reservedBytes,
     memoryInfo: () => runtime.memGetInfo(device),
-    regions: () => table.values(),
-    recordEvent: hooks.recordEvent,
-    queryEvent: hooks.queryEvent,
-    synchronizeEvent: hooks.synchronizeEvent,
-    destroyEvent: hooks.destroyEvent,
+    regions: regions.regions,
+    ...eventMembers(hooks),
     dispose(): void {
-      for (const region of table.values()) {
-        table.remove(region);
-        runtime.free(region.address);
-      }
+      regions.releaseAll();
       hooks.disposeEvents();
     },
   };

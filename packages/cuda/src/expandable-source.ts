@@ -22,7 +22,7 @@ import { VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED } from './ffi/driver';
 import { openDriver } from './ffi/open';
 import type { DeviceOptions } from './options';
 import { checkLimit, RegionTable } from './region-table';
-import { streamEventHooks } from './streams';
+import { eventMembers, streamEventHooks } from './streams';
 
 /** Physical memory mapped into a segment: one `cuMemCreate` handle. */
 interface Piece {
@@ -189,10 +189,7 @@ export function expandableSource(options: ExpandableSourceOptions = {}): Expanda
     reservedBytes: () => table.reservedBytes,
     memoryInfo: () => runtime.memGetInfo(device),
     regions: () => table.values(),
-    recordEvent: hooks.recordEvent,
-    queryEvent: hooks.queryEvent,
-    synchronizeEvent: hooks.synchronizeEvent,
-    destroyEvent: hooks.destroyEvent,
+    ...eventMembers(hooks),
     dispose(): void {
       for (const region of table.values()) {
         table.remove(region);

@@ -6,7 +6,7 @@
  * `flags` argument); CUDA 12 takes an `int` device (-1 for the host). The FFI layer picks the form
  * from `cudaRuntimeGetVersion`, so the same code runs on both.
  */
-import { checkSize, InvalidArgumentError, OutOfMemoryError } from '@allot/core';
+import { checkSize, InvalidArgumentError } from '@allot/core';
 import {
   type CudaDeviceMemorySource,
   type CudaRegion,
@@ -16,8 +16,8 @@ import {
 import { hostView } from './ffi/pointers';
 import type { MemoryLocation } from './ffi/runtime';
 import type { DeviceOptions } from './options';
-import { checkLimit, RegionTable, roundRequest } from './region-table';
-import { type CudaStream, streamEventHooks } from './streams';
+import { checkLimit, RegionTable, regionLifecycle } from './region-table';
+import { type CudaStream, eventMembers, streamEventHooks } from './streams';
 
 /** `cudaMemAttachGlobal` / `cudaMemAttachHost`. */
 const ATTACH = { global: 1, host: 2 } as const;
@@ -79,15 +79,16 @@ export function managedSource(options: ManagedSourceOptions = {}): ManagedSource
   const table = new RegionTable<ManagedRegion>();
   const hooks = streamEventHooks(runtime, device);
 
-  function allocate(rounded: number): ManagedRegion {
-    const address = runtime.mallocManaged(rounded, ATTACH[attach], device);
-    return table.add({
-      address,
-      size: rounded,
-      device,
-      bytes: new Uint8Array(hostView(address, rounded)),
-    });
-  }
+  const regions = regionLifecycle({
+    granularity: DEVICE_GRANULARITY,
+    limit,
+    table,
+    allocate(rounded): ManagedRegion {
+      const address = runtime.mallocManaged(rounded, ATTACH[attach], device);
+      return { address, size: rounded, device, bytes: new Uint8Array(hostView(address, rounded)) };
+    },
+    free: (region) => runtime.free(region.address),
+  });
 
   function checkRange(address: number, size: number): void {
     checkSize(size);
@@ -100,43 +101,10 @@ export function managedSource(options: ManagedSourceOptions = {}): ManagedSource
     hostAccessible: true,
     device,
     totalMemory: total,
-    acquire(size: number): ManagedRegion | null {
-      const rounded = roundRequest(size, DEVICE_GRANULARITY, table.reservedBytes, limit);
-      if (rounded === null) return null;
-      try {
-        return allocate(rounded);
-      } catch (error) {
-        if (OutOfMemoryError.isInstance(error)) return null;
-        throw error;
-      }
-    },
-    acquireOrThrow(size: number): ManagedRegion {
-      const rounded = roundRequest(size, DEVICE_GRANULARITY, table.reservedBytes, limit);
-      if (rounded === null) {
-        throw new OutOfMemoryError({
-          requested: size,
-          alignment: DEVICE_GRANULARITY,
-          capacity: limit,
-          freeBytes: limit - table.reservedBytes,
-          largestFreeBlock: limit - table.reservedBytes,
-          detail: `The source's limit of ${limit} bytes would be exceeded.`,
-        });
-      }
-      return allocate(rounded);
-    },
-    release(region: ManagedRegion): void {
-      table.remove(region);
-      try {
-        runtime.free(region.address);
-      } catch (error) {
-        table.add(region);
-        throw error;
-      }
-    },
-    view(address: number, size: number): Uint8Array {
-      const r = table.containing(address, size);
-      return r.bytes.subarray(address - r.address, address - r.address + size);
-    },
+    acquire: regions.acquire,
+    acquireOrThrow: regions.acquireOrThrow,
+    release: regions.release,
+    view: (address: number, size: number) => table.view(address, size),
     prefetch(address: number, size: number, to: ManagedLocation, stream?: CudaStream): void {
       checkRange(address, size);
       runtime.memPrefetch(address, size, toLocation(to), stream?.handle ?? 0);
@@ -154,18 +122,12 @@ export function managedSource(options: ManagedSourceOptions = {}): ManagedSource
       }
       runtime.memAdvise(address, size, code, toLocation(location));
     },
-    reservedBytes: () => table.reservedBytes,
+    reservedBytes: regions.reservedBytes,
     memoryInfo: () => runtime.memGetInfo(device),
-    regions: () => table.values(),
-    recordEvent: hooks.recordEvent,
-    queryEvent: hooks.queryEvent,
-    synchronizeEvent: hooks.synchronizeEvent,
-    destroyEvent: hooks.destroyEvent,
+    regions: regions.regions,
+    ...eventMembers(hooks),
     dispose(): void {
-      for (const region of table.values()) {
-        table.remove(region);
-        runtime.free(region.address);
-      }
+      regions.releaseAll();
       hooks.disposeEvents();
     },
   };

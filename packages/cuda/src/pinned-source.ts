@@ -3,17 +3,11 @@
  * host-accessible through typed views; and `registerHostMemory`, which page-locks memory the
  * caller already has (`cudaHostRegister`), such as NUMA-local buffers from `@allot/numa`.
  */
-import {
-  checkSize,
-  InvalidArgumentError,
-  type MemorySource,
-  OutOfMemoryError,
-  type Region,
-} from '@allot/core';
+import { checkSize, InvalidArgumentError, type MemorySource, type Region } from '@allot/core';
 import { openRuntime } from './ffi/open';
 import { addressOf, hostView } from './ffi/pointers';
 import type { CudaLibraryOptions } from './options';
-import { checkLimit, RegionTable, roundRequest } from './region-table';
+import { checkLimit, RegionTable, regionLifecycle } from './region-table';
 
 /** Pinned regions are whole pages. */
 export const PINNED_GRANULARITY = 4096;
@@ -64,60 +58,28 @@ export function pinnedSource(options: PinnedSourceOptions = {}): PinnedSource {
   const limit = checkLimit(options.limit);
   const table = new RegionTable<PinnedRegion>();
 
-  function allocate(rounded: number): PinnedRegion {
-    const address = runtime.hostAlloc(rounded, flags);
-    return table.add({ address, size: rounded, bytes: new Uint8Array(hostView(address, rounded)) });
-  }
+  const regions = regionLifecycle({
+    granularity: PINNED_GRANULARITY,
+    limit,
+    table,
+    allocate(rounded): PinnedRegion {
+      const address = runtime.hostAlloc(rounded, flags);
+      return { address, size: rounded, bytes: new Uint8Array(hostView(address, rounded)) };
+    },
+    free: (region) => runtime.freeHost(region.address),
+  });
 
   return {
     kind: 'cuda-pinned',
     granularity: PINNED_GRANULARITY,
     hostAccessible: true,
-    acquire(size: number): PinnedRegion | null {
-      const rounded = roundRequest(size, PINNED_GRANULARITY, table.reservedBytes, limit);
-      if (rounded === null) return null;
-      try {
-        return allocate(rounded);
-      } catch (error) {
-        if (OutOfMemoryError.isInstance(error)) return null;
-        throw error;
-      }
-    },
-    acquireOrThrow(size: number): PinnedRegion {
-      const rounded = roundRequest(size, PINNED_GRANULARITY, table.reservedBytes, limit);
-      if (rounded === null) {
-        throw new OutOfMemoryError({
-          requested: size,
-          alignment: PINNED_GRANULARITY,
-          capacity: limit,
-          freeBytes: limit - table.reservedBytes,
-          largestFreeBlock: limit - table.reservedBytes,
-          detail: `The source's limit of ${limit} bytes would be exceeded.`,
-        });
-      }
-      return allocate(rounded);
-    },
-    release(region: PinnedRegion): void {
-      table.remove(region);
-      try {
-        runtime.freeHost(region.address);
-      } catch (error) {
-        table.add(region);
-        throw error;
-      }
-    },
-    view(address: number, size: number): Uint8Array {
-      const r = table.containing(address, size);
-      return r.bytes.subarray(address - r.address, address - r.address + size);
-    },
-    reservedBytes: () => table.reservedBytes,
-    regions: () => table.values(),
-    dispose(): void {
-      for (const region of table.values()) {
-        table.remove(region);
-        runtime.freeHost(region.address);
-      }
-    },
+    acquire: regions.acquire,
+    acquireOrThrow: regions.acquireOrThrow,
+    release: regions.release,
+    view: (address: number, size: number) => table.view(address, size),
+    reservedBytes: regions.reservedBytes,
+    regions: regions.regions,
+    dispose: regions.releaseAll,
   };
 }
 

@@ -11,12 +11,7 @@
  * Segments follow the source's `stream`; `allocateAsync` / `freeAsync` take any stream, for code that
  * wants CUDA's own stream-ordered allocator per allocation.
  */
-import {
-  checkNonNegativeInteger,
-  checkSize,
-  OutOfMemoryError,
-  UnsupportedError,
-} from '@allot/core';
+import { checkNonNegativeInteger, checkSize, UnsupportedError } from '@allot/core';
 import {
   type CudaDeviceMemorySource,
   type CudaRegion,
@@ -25,8 +20,8 @@ import {
 } from './device-source';
 import { Attribute, PoolAttribute } from './ffi/runtime';
 import type { DeviceOptions } from './options';
-import { checkLimit, RegionTable, roundRequest } from './region-table';
-import { type CudaStream, streamEventHooks } from './streams';
+import { checkLimit, RegionTable, regionLifecycle } from './region-table';
+import { type CudaStream, eventMembers, streamEventHooks } from './streams';
 
 /** Options of {@link memoryPoolSource}. */
 export interface MemoryPoolSourceOptions extends DeviceOptions {
@@ -94,11 +89,20 @@ export function memoryPoolSource(options: MemoryPoolSourceOptions = {}): MemoryP
   const table = new RegionTable<CudaRegion>();
   const hooks = streamEventHooks(runtime, device);
 
-  function allocate(rounded: number): CudaRegion {
-    runtime.useDevice(device);
-    const address = runtime.mallocFromPool(rounded, pool, stream, device);
-    return table.add({ address, size: rounded, device });
-  }
+  const regions = regionLifecycle({
+    granularity: DEVICE_GRANULARITY,
+    limit,
+    table,
+    allocate(rounded): CudaRegion {
+      runtime.useDevice(device);
+      return {
+        address: runtime.mallocFromPool(rounded, pool, stream, device),
+        size: rounded,
+        device,
+      };
+    },
+    free: (region) => runtime.freeAsync(region.address, stream),
+  });
 
   return {
     kind: 'cuda-pool',
@@ -107,39 +111,9 @@ export function memoryPoolSource(options: MemoryPoolSourceOptions = {}): MemoryP
     device,
     pool,
     totalMemory: total,
-    acquire(size: number): CudaRegion | null {
-      const rounded = roundRequest(size, DEVICE_GRANULARITY, table.reservedBytes, limit);
-      if (rounded === null) return null;
-      try {
-        return allocate(rounded);
-      } catch (error) {
-        if (OutOfMemoryError.isInstance(error)) return null;
-        throw error;
-      }
-    },
-    acquireOrThrow(size: number): CudaRegion {
-      const rounded = roundRequest(size, DEVICE_GRANULARITY, table.reservedBytes, limit);
-      if (rounded === null) {
-        throw new OutOfMemoryError({
-          requested: size,
-          alignment: DEVICE_GRANULARITY,
-          capacity: limit,
-          freeBytes: limit - table.reservedBytes,
-          largestFreeBlock: limit - table.reservedBytes,
-          detail: `The source's limit of ${limit} bytes would be exceeded.`,
-        });
-      }
-      return allocate(rounded);
-    },
-    release(region: CudaRegion): void {
-      table.remove(region);
-      try {
-        runtime.freeAsync(region.address, stream);
-      } catch (error) {
-        table.add(region);
-        throw error;
-      }
-    },
+    acquire: regions.acquire,
+    acquireOrThrow: regions.acquireOrThrow,
+    release: regions.release,
     allocateAsync(size: number, on?: CudaStream): number {
       checkSize(size);
       runtime.useDevice(device);
@@ -154,18 +128,12 @@ export function memoryPoolSource(options: MemoryPoolSourceOptions = {}): MemoryP
       checkNonNegativeInteger(bytes, 'bytes');
       runtime.memPoolTrimTo(pool, bytes);
     },
-    reservedBytes: () => table.reservedBytes,
+    reservedBytes: regions.reservedBytes,
     memoryInfo: () => runtime.memGetInfo(device),
-    regions: () => table.values(),
-    recordEvent: hooks.recordEvent,
-    queryEvent: hooks.queryEvent,
-    synchronizeEvent: hooks.synchronizeEvent,
-    destroyEvent: hooks.destroyEvent,
+    regions: regions.regions,
+    ...eventMembers(hooks),
     dispose(): void {
-      for (const region of table.values()) {
-        table.remove(region);
-        runtime.freeAsync(region.address, stream);
-      }
+      regions.releaseAll();
       hooks.disposeEvents();
       runtime.streamSynchronize(stream);
       if (ownPool) runtime.memPoolDestroy(pool);

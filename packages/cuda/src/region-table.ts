@@ -1,5 +1,11 @@
 /** Live regions of a source, by address: release and view check against it. */
-import { alignUp, checkSize, InvalidArgumentError, type Region } from '@allot/core';
+import {
+  alignUp,
+  checkSize,
+  InvalidArgumentError,
+  OutOfMemoryError,
+  type Region,
+} from '@allot/core';
 
 export class RegionTable<R extends Region> {
   private readonly live = new Map<number, R>();
@@ -59,6 +65,16 @@ export class RegionTable<R extends Region> {
     );
   }
 
+  /** Bytes `[address, address + size)` of a host-visible region, checked against the table. */
+  view(
+    this: RegionTable<R & { readonly bytes: Uint8Array }>,
+    address: number,
+    size: number,
+  ): Uint8Array {
+    const r = this.containing(address, size);
+    return r.bytes.subarray(address - r.address, address - r.address + size);
+  }
+
   values(): R[] {
     return [...this.live.values()].sort((a, b) => a.address - b.address);
   }
@@ -80,4 +96,76 @@ export function checkLimit(limit: number | undefined): number {
   if (limit === undefined) return Number.POSITIVE_INFINITY;
   checkSize(limit, 'limit');
   return limit;
+}
+
+/** How a source obtains and returns one region natively. */
+export interface RegionBackend<R extends Region> {
+  /** Region sizes are rounded up to this. */
+  readonly granularity: number;
+  /** Most bytes held at once (Infinity for none). */
+  readonly limit: number;
+  readonly table: RegionTable<R>;
+  /** Obtains `rounded` bytes natively; throws `OutOfMemoryError` when the device is full. */
+  readonly allocate: (rounded: number) => R;
+  /** Returns a region natively. */
+  readonly free: (region: R) => void;
+}
+
+/** The lifecycle every CUDA source shares: round, honour the limit, map out-of-memory to null. */
+export interface RegionLifecycle<R extends Region> {
+  acquire(size: number): R | null;
+  acquireOrThrow(size: number): R;
+  release(region: R): void;
+  reservedBytes(): number;
+  regions(): R[];
+  /** Frees every live region (for `dispose`). */
+  releaseAll(): void;
+}
+
+export function regionLifecycle<R extends Region>(backend: RegionBackend<R>): RegionLifecycle<R> {
+  const { granularity, limit, table, allocate, free } = backend;
+  const round = (size: number) => roundRequest(size, granularity, table.reservedBytes, limit);
+  return {
+    acquire(size: number): R | null {
+      const rounded = round(size);
+      if (rounded === null) return null;
+      try {
+        return table.add(allocate(rounded));
+      } catch (error) {
+        if (OutOfMemoryError.isInstance(error)) return null;
+        throw error;
+      }
+    },
+    acquireOrThrow(size: number): R {
+      const rounded = round(size);
+      if (rounded === null) {
+        throw new OutOfMemoryError({
+          requested: size,
+          alignment: granularity,
+          capacity: limit,
+          freeBytes: limit - table.reservedBytes,
+          largestFreeBlock: limit - table.reservedBytes,
+          detail: `The source's limit of ${limit} bytes would be exceeded.`,
+        });
+      }
+      return table.add(allocate(rounded));
+    },
+    release(region: R): void {
+      table.remove(region);
+      try {
+        free(region);
+      } catch (error) {
+        table.add(region);
+        throw error;
+      }
+    },
+    reservedBytes: () => table.reservedBytes,
+    regions: () => table.values(),
+    releaseAll(): void {
+      for (const region of table.values()) {
+        table.remove(region);
+        free(region);
+      }
+    },
+  };
 }

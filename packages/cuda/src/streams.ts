@@ -204,3 +204,15 @@ export function streamEventHooks(runtime: RuntimeLibrary, device: number): Strea
     },
   };
 }
+
+/** The caching pool's stream hooks as members of a source (without `disposeEvents`). */
+export function eventMembers(
+  hooks: StreamEventHooks,
+): Pick<StreamEventHooks, 'recordEvent' | 'queryEvent' | 'synchronizeEvent' | 'destroyEvent'> {
+  return {
+    recordEvent: hooks.recordEvent,
+    queryEvent: hooks.queryEvent,
+    synchronizeEvent: hooks.synchronizeEvent,
+    destroyEvent: hooks.destroyEvent,
+  };
+}
