@@ -21,7 +21,8 @@ export function formatColumns(rows: readonly (readonly string[])[]): string[] {
   );
 }
 
-const HEADER = [
+/** Column titles of a workload table, in the terminal and in the report. */
+export const TABLE_HEADER = [
   'allocator',
   'peak live',
   'peak reserved',
@@ -30,7 +31,42 @@ const HEADER = [
   'failed',
   'ns/event',
   'segments',
-];
+] as const;
+
+/**
+ * The cells of a workload table: one row per allocator, then PyTorch's recorded figures when the
+ * trace carries them. Shared by the terminal table and the HTML report.
+ */
+export function tableRows(workload: WorkloadResult): string[][] {
+  const rows = workload.rows.map((row) => [
+    row.note ? `${row.allocator} (${row.note})` : row.allocator,
+    formatBytes(row.peakLiveBytes),
+    formatBytes(row.peakReservedBytes),
+    formatRatio(row.ratio),
+    formatPercent(row.externalFragmentationAtPeak),
+    formatCount(row.failures),
+    Number.isFinite(row.nsPerEvent) ? row.nsPerEvent.toFixed(0) : '–',
+    row.segments
+      ? `${formatCount(row.segments.acquired)}${row.segments.grown > 0 ? ` +${formatCount(row.segments.grown)} grown` : ''}`
+      : '–',
+  ]);
+  if (workload.torch) {
+    const t = workload.torch;
+    rows.push([
+      'PyTorch (recorded)',
+      t.peakAllocatedBytes !== undefined ? formatBytes(t.peakAllocatedBytes) : '–',
+      t.peakReservedBytes !== undefined ? formatBytes(t.peakReservedBytes) : '–',
+      t.peakReservedBytes !== undefined && workload.peakLiveBytes > 0
+        ? formatRatio(t.peakReservedBytes / workload.peakLiveBytes)
+        : '–',
+      '–',
+      t.ooms !== undefined ? `${formatCount(t.ooms)} oom` : '–',
+      '–',
+      t.segmentAllocs !== undefined ? formatCount(t.segmentAllocs) : '–',
+    ]);
+  }
+  return rows;
+}
 
 /** The table of one workload, with its title lines. */
 export function formatWorkload(workload: WorkloadResult): string {
@@ -52,38 +88,7 @@ export function formatWorkload(workload: WorkloadResult): string {
     );
   }
   lines.push('');
-  const cells = [HEADER];
-  for (const row of workload.rows) {
-    const name = row.note ? `${row.allocator} (${row.note})` : row.allocator;
-    const segments = row.segments
-      ? `${formatCount(row.segments.acquired)}${row.segments.grown > 0 ? ` +${formatCount(row.segments.grown)} grown` : ''}`
-      : '–';
-    cells.push([
-      name,
-      formatBytes(row.peakLiveBytes),
-      formatBytes(row.peakReservedBytes),
-      formatRatio(row.ratio),
-      formatPercent(row.externalFragmentationAtPeak),
-      formatCount(row.failures),
-      Number.isFinite(row.nsPerEvent) ? row.nsPerEvent.toFixed(0) : '–',
-      segments,
-    ]);
-  }
-  if (workload.torch) {
-    const t = workload.torch;
-    cells.push([
-      'PyTorch (recorded)',
-      t.peakAllocatedBytes !== undefined ? formatBytes(t.peakAllocatedBytes) : '–',
-      t.peakReservedBytes !== undefined ? formatBytes(t.peakReservedBytes) : '–',
-      t.peakReservedBytes !== undefined && workload.peakLiveBytes > 0
-        ? formatRatio(t.peakReservedBytes / workload.peakLiveBytes)
-        : '–',
-      '–',
-      t.ooms !== undefined ? `${formatCount(t.ooms)} oom` : '–',
-      '–',
-      t.segmentAllocs !== undefined ? formatCount(t.segmentAllocs) : '–',
-    ]);
-  }
+  const cells: readonly (readonly string[])[] = [TABLE_HEADER, ...tableRows(workload)];
   for (const line of formatColumns(cells)) lines.push(`  ${line}`);
   if (workload.torch) {
     const t = workload.torch;

@@ -13,7 +13,8 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type { LabResults, WorkloadResult } from '../run';
-import { formatBytes, formatCount, formatPercent, formatRatio } from '../units';
+import { TABLE_HEADER, tableRows } from '../tables';
+import { formatBytes, formatCount } from '../units';
 import { budgetLines } from '../workloads';
 import { CLIENT_SCRIPT } from './client-script';
 
@@ -71,41 +72,8 @@ function pageData(results: LabResults): unknown {
 }
 
 function table(workload: WorkloadResult): string {
-  const head = [
-    'allocator',
-    'peak live',
-    'peak reserved',
-    'ratio',
-    'ext. frag @ peak',
-    'failed',
-    'ns/event',
-    'segments',
-  ];
-  const rows = workload.rows.map((row) => [
-    row.note ? `${row.allocator} (${row.note})` : row.allocator,
-    formatBytes(row.peakLiveBytes),
-    formatBytes(row.peakReservedBytes),
-    formatRatio(row.ratio),
-    formatPercent(row.externalFragmentationAtPeak),
-    formatCount(row.failures),
-    Number.isFinite(row.nsPerEvent) ? row.nsPerEvent.toFixed(0) : '–',
-    row.segments ? formatCount(row.segments.acquired) : '–',
-  ]);
-  if (workload.torch) {
-    const t = workload.torch;
-    rows.push([
-      'PyTorch (recorded)',
-      t.peakAllocatedBytes !== undefined ? formatBytes(t.peakAllocatedBytes) : '–',
-      t.peakReservedBytes !== undefined ? formatBytes(t.peakReservedBytes) : '–',
-      t.peakReservedBytes !== undefined && workload.peakLiveBytes > 0
-        ? formatRatio(t.peakReservedBytes / workload.peakLiveBytes)
-        : '–',
-      '–',
-      t.ooms !== undefined ? `${t.ooms} oom` : '–',
-      '–',
-      t.segmentAllocs !== undefined ? formatCount(t.segmentAllocs) : '–',
-    ]);
-  }
+  const head = TABLE_HEADER;
+  const rows = tableRows(workload);
   const best = Math.min(...workload.rows.filter((r) => r.failures === 0).map((r) => r.ratio));
   const body = rows
     .map((cells, r) => {
