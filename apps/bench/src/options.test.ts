@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
 import { parseCli, UsageError } from './options';
-import { hybridSplit, type WorkloadProfile } from './registry';
 import { planWorkloads } from './workload-plan';
 
 describe('parseCli', () => {
@@ -36,30 +35,5 @@ describe('planWorkloads', () => {
       'training',
     ]);
     expect(plan.notes[0]).toMatch(/Real-program traces skipped/);
-  });
-});
-
-describe('hybridSplit', () => {
-  const profile = (small: number, large: number): WorkloadProfile => ({
-    peakLiveBytes: small + large,
-    smallPeakLiveBytes: small,
-    largePeakLiveBytes: large,
-    totalAllocatedBytes: 0,
-    allocs: 0,
-    maxSize: 0,
-  });
-
-  it('splits in proportion to small and large peaks, within the capacity', () => {
-    const [small, large] = hybridSplit(1 << 24, profile(1 << 20, 3 << 20));
-    expect(small).toBe(1 << 22);
-    expect(small + large).toBe(1 << 24);
-  });
-
-  it('gives each side at least 8 bytes and never exceeds the capacity', () => {
-    const [small, large] = hybridSplit(1 << 24, profile(0, 1 << 20));
-    expect(small).toBe(8);
-    expect(large).toBe((1 << 24) - 8);
-    const [s2, l2] = hybridSplit(64, profile(64, 0));
-    expect([s2, l2]).toEqual([56, 8]);
   });
 });

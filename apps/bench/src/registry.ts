@@ -27,10 +27,6 @@ export interface BenchAllocator {
 /** What a factory may know about the workload it will run (to size or split its memory). */
 export interface WorkloadProfile {
   readonly peakLiveBytes: number;
-  /** Peak live bytes of requests ≤ {@link SMALL_THRESHOLD} (the hybrid's small side). */
-  readonly smallPeakLiveBytes: number;
-  /** Peak live bytes of requests > {@link SMALL_THRESHOLD}. */
-  readonly largePeakLiveBytes: number;
   readonly totalAllocatedBytes: number;
   readonly allocs: number;
   readonly maxSize: number;
@@ -58,7 +54,7 @@ export interface AllocatorEntry {
 /** A row's package is missing, unbuilt, or does not export what the row needs yet. */
 export class RowUnavailableError extends Error {}
 
-/** Requests up to this size go to the hybrid's small side; the slab row runs workloads up to it. */
+/** The slab row runs the workloads whose requests are all at most this size. */
 export const SMALL_THRESHOLD = 64 * 1024;
 
 const MAX_CAPACITY = 2 ** 48;
@@ -115,20 +111,10 @@ export function defaultTimingCapacity(profile: WorkloadProfile): number {
   return 2 ** Math.ceil(Math.log2(wanted));
 }
 
-/**
- * How the hybrid splits one capacity between its sides: in proportion to the peak live bytes of
- * small and large requests, in multiples of 8 bytes, each side at least 8 bytes. The two sides
- * always add up to `capacity`, so the hybrid's capacity figure is the memory it really manages.
- */
-export function hybridSplit(
-  capacity: number,
-  profile: WorkloadProfile,
-): [small: number, large: number] {
-  const total = profile.smallPeakLiveBytes + profile.largePeakLiveBytes;
-  const fraction = total === 0 ? 0.5 : profile.smallPeakLiveBytes / total;
-  const small = Math.max(8, Math.min(Math.floor((capacity * fraction) / 8) * 8, capacity - 8));
-  return [small, capacity - small];
-}
+/** The hybrid's slab side: requests up to this size become slab objects cut from the range. */
+export const HYBRID_THRESHOLD = 256;
+/** Bytes of one slab of the hybrid: a page, so a size class never strands more than a page. */
+export const HYBRID_SLAB_SIZE = 4096;
 
 const smallOnly = (profile: WorkloadProfile): string | null =>
   profile.maxSize > SMALL_THRESHOLD
@@ -198,9 +184,8 @@ export const ALLOCATORS: readonly AllocatorEntry[] = [
   {
     name: 'hybrid',
     recipe:
-      'segregate({ threshold: 64 KiB, small: slab({ upstream: buddy({ capacity: s }) }), ' +
-      'large: bestFit({ capacity: l, base: s, alignment: 8 }) }), s + l = capacity split by the ' +
-      "workload's small/large peak live bytes",
+      'range = bestFit({ capacity, alignment: 8 }); segregate({ threshold: 256 B, small: ' +
+      'slab({ upstream: range, slabSize: 4 KiB }), large: range }): slabs and large blocks share one range',
     load: async () => {
       const segregate = exported<Factory>(
         await importPackage('@allot/core'),
@@ -208,14 +193,13 @@ export const ALLOCATORS: readonly AllocatorEntry[] = [
         'segregate',
       );
       const slab = await strategy('@allot/slab', 'slab');
-      const buddy = await strategy('@allot/buddy', 'buddy');
       const bestFit = await bestFitMode('best');
-      return (capacity, profile) => {
-        const [small, large] = hybridSplit(capacity, profile);
+      return (capacity) => {
+        const range = bestFit({ capacity, alignment: 8 });
         return segregate({
-          threshold: SMALL_THRESHOLD,
-          small: slab({ upstream: buddy({ capacity: small }) }),
-          large: bestFit({ capacity: large, base: small, alignment: 8 }),
+          threshold: HYBRID_THRESHOLD,
+          small: slab({ upstream: range, slabSize: HYBRID_SLAB_SIZE }),
+          large: range,
         });
       };
     },

@@ -8,7 +8,6 @@ import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   findTracesDir,
-  peakLiveBytes,
   randomMix,
   readTraceFile,
   sameSizePairs,
@@ -17,7 +16,7 @@ import {
   type TraceSummary,
   trainingLoop,
 } from '@allot/workloads';
-import { SMALL_THRESHOLD, type WorkloadProfile } from './registry';
+import type { WorkloadProfile } from './registry';
 
 /** A workload, serialisable (it crosses the process boundary). */
 export type WorkloadSpec =
@@ -153,8 +152,6 @@ export function profileOf(trace: Trace): { summary: TraceSummary; profile: Workl
     summary,
     profile: {
       peakLiveBytes: summary.peakLiveBytes,
-      smallPeakLiveBytes: peakLiveBytes(trace, { maxSize: SMALL_THRESHOLD }),
-      largePeakLiveBytes: peakLiveBytes(trace, { minSize: SMALL_THRESHOLD + 1 }),
       totalAllocatedBytes: summary.totalAllocatedBytes,
       allocs: summary.allocs,
       maxSize: summary.maxSize,

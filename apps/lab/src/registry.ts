@@ -18,27 +18,21 @@
 import { bestFit, goodFit } from '@allot/best-fit';
 import { buddy } from '@allot/buddy';
 import { type CachingPool, cachingPool } from '@allot/caching';
-import { type Allocator, type Layout, segregate } from '@allot/core';
+import { type Allocator, type Layout, nextPowerOfTwo, segregate } from '@allot/core';
 import { firstFit } from '@allot/first-fit';
 import { slab } from '@allot/slab';
-import {
-  type AddressSource,
-  addressSource,
-  peakLiveBytes,
-  summarizeTrace,
-  type Trace,
-} from '@allot/workloads';
+import { type AddressSource, addressSource, summarizeTrace, type Trace } from '@allot/workloads';
 import type { LoopState, LoopTarget } from './replay-loop';
 import { tunedMaxSplit } from './tune';
 
-/** Requests up to this size go to the hybrid's slab side. */
-export const SMALL_THRESHOLD = 64 * 1024;
+/** Requests up to this size become slab objects in the hybrid. */
+export const HYBRID_THRESHOLD = 256;
+/** Bytes of one slab of the hybrid: a page, so a size class never strands more than a page. */
+export const HYBRID_SLAB_SIZE = 4096;
 
 /** What a factory may know about the trace it will replay. */
 export interface TraceProfile {
   readonly peakLiveBytes: number;
-  readonly smallPeakLiveBytes: number;
-  readonly largePeakLiveBytes: number;
   readonly maxSize: number;
 }
 
@@ -47,8 +41,6 @@ export function profileOf(trace: Trace): TraceProfile {
   const summary = summarizeTrace(trace);
   return {
     peakLiveBytes: summary.peakLiveBytes,
-    smallPeakLiveBytes: peakLiveBytes(trace, { maxSize: SMALL_THRESHOLD }),
-    largePeakLiveBytes: peakLiveBytes(trace, { minSize: SMALL_THRESHOLD + 1 }),
     maxSize: summary.maxSize,
   };
 }
@@ -94,10 +86,6 @@ export interface LabRow {
 
 const MIB = 2 ** 20;
 
-function nextPowerOfTwo(value: number): number {
-  return 2 ** Math.ceil(Math.log2(Math.max(1, value)));
-}
-
 /** Capacity of a range without `--capacity`: 4 × peak live, a power of two, at least 1 MiB. */
 export function defaultRangeCapacity(profile: TraceProfile): number {
   return nextPowerOfTwo(Math.max(4 * profile.peakLiveBytes, 2 * profile.maxSize, MIB));
@@ -131,7 +119,7 @@ function rangeInstance(allocator: Allocator, base = 0): RowInstance {
   };
 }
 
-/** An allocator whose high-water mark is tracked (the hybrid's two sides). */
+/** An allocator whose high-water mark is tracked (the hybrid's shared range). */
 interface Tracked extends Allocator {
   highWater: number;
 }
@@ -161,43 +149,26 @@ function trackHighWater(inner: Allocator, base: number): Tracked {
   return tracked;
 }
 
-/** How the hybrid splits a stated capacity: in proportion to each side's peak live bytes. */
-export function hybridSplit(capacity: number, profile: TraceProfile): [number, number] {
-  const total = profile.smallPeakLiveBytes + profile.largePeakLiveBytes;
-  const fraction = total === 0 ? 0.5 : profile.smallPeakLiveBytes / total;
-  const small = Math.max(8, Math.min(Math.floor((capacity * fraction) / 8) * 8, capacity - 8));
-  return [small, capacity - small];
-}
-
+/**
+ * Slab objects for requests up to 256 B, cut from the same best-fit range that serves larger
+ * requests: one range, so its high-water mark is everything the hybrid reserves, slabs included.
+ */
 function hybridInstance(profile: TraceProfile, capacity: number | null): RowInstance {
-  const [smallCapacity, largeCapacity] =
-    capacity === null
-      ? [
-          nextPowerOfTwo(Math.max(4 * profile.smallPeakLiveBytes, 4 * MIB)),
-          nextPowerOfTwo(Math.max(4 * profile.largePeakLiveBytes, 2 * profile.maxSize, MIB)),
-        ]
-      : hybridSplit(capacity, profile);
-  const small = trackHighWater(buddy({ capacity: smallCapacity }), 0);
-  const large = trackHighWater(
-    bestFit({ capacity: largeCapacity, base: smallCapacity, alignment: 8 }),
-    smallCapacity,
+  const range = trackHighWater(
+    bestFit({ capacity: capacity ?? defaultRangeCapacity(profile), alignment: 8 }),
+    0,
   );
-  const hybrid = segregate({ threshold: SMALL_THRESHOLD, small: slab({ upstream: small }), large });
+  const hybrid = segregate({
+    threshold: HYBRID_THRESHOLD,
+    small: slab({ upstream: range, slabSize: HYBRID_SLAB_SIZE }),
+    large: range,
+  });
   return {
     target: hybrid,
-    layout: () => {
-      const { segments } = hybrid.layout!();
-      // The slab side's segments are its slabs; the large side is clipped at its high-water mark.
-      const smallSegments = segments.filter((segment) => segment.address < smallCapacity);
-      const largeLayout = clipLayout(
-        { segments: segments.filter((segment) => segment.address >= smallCapacity) },
-        smallCapacity,
-        large.highWater,
-      );
-      return { segments: [...smallSegments, ...largeLayout.segments] };
-    },
-    reserved: () => small.highWater + large.highWater,
-    peakReserved: () => small.highWater + large.highWater,
+    // Slabs are live blocks of the range, so the range's layout shows everything.
+    layout: () => clipLayout(range.layout!(), 0, range.highWater),
+    reserved: () => range.highWater,
+    peakReserved: () => range.highWater,
     reset: () => hybrid.reset(),
   };
 }
@@ -278,8 +249,8 @@ export const ROWS: readonly LabRow[] = [
     name: 'slab+best-fit',
     kind: 'range',
     recipe:
-      'segregate({ threshold: 64 KiB, small: slab({ upstream: buddy(…) }), large: bestFit(…) }): ' +
-      'reserved = both sides’ high-water marks',
+      'range = bestFit(…); segregate({ threshold: 256 B, small: slab({ upstream: range, slabSize: 4 KiB }), ' +
+      'large: range }): reserved = the range’s high-water mark, slabs included',
     create: (_trace, profile, capacity) => hybridInstance(profile, capacity),
   },
   {
