@@ -43,6 +43,37 @@ import {
   type LayoutSegment,
   type Usage,
 } from '@allot/core';
+import {
+  CLASS_ALIGNMENT,
+  CLASS_EMPTY,
+  CLASS_FIGURES,
+  CLASS_FULL,
+  CLASS_HEAD,
+  CLASS_HELD,
+  CLASS_INTS,
+  CLASS_OBJECTS,
+  CLASS_SIZE,
+  CLASS_SLAB_ALIGNMENT,
+  CLASS_SLAB_BYTES,
+  CLASS_SLABS,
+  CLASS_TAIL,
+  RECORD_BASE,
+  RECORD_BUMP,
+  RECORD_CLASS,
+  RECORD_FREE,
+  RECORD_FREE_HEAD,
+  RECORD_HEADER,
+  RECORD_HELD,
+  RECORD_ID,
+  RECORD_IN_USE,
+  RECORD_INVERSE,
+  RECORD_NEXT,
+  RECORD_OBJECTS,
+  RECORD_PREV,
+  RECORD_SIZE,
+  RECORD_SPAN,
+  RECORD_UPSTREAM,
+} from './layout';
 import { PageMap } from './page-map';
 import { defaultSizeClasses, transformerSizeClasses } from './size-classes';
 
@@ -116,52 +147,6 @@ export interface Slab<Upstream extends Allocator = Allocator> extends Adaptor<Up
   layout(): Layout;
 }
 
-// Per-class integers (`classInts`, stride CLASS_INTS).
-const CLASS_OBJECTS = 0;
-/** Head and tail of the list of slabs with a free object (partial ones first, then empty ones). */
-const CLASS_HEAD = 1;
-const CLASS_TAIL = 2;
-const CLASS_SLABS = 3;
-const CLASS_FULL = 4;
-const CLASS_EMPTY = 5;
-const CLASS_INTS = 8;
-// Per-class figures (`classFigures`, stride CLASS_FIGURES), in bytes.
-const CLASS_SIZE = 0;
-const CLASS_ALIGNMENT = 1;
-const CLASS_SLAB_BYTES = 2;
-/** Alignment asked of the upstream for a slab of the class. */
-const CLASS_SLAB_ALIGNMENT = 3;
-const CLASS_HELD = 4;
-const CLASS_FIGURES = 8;
-
-// A slab record: one Float64Array, a header of RECORD_HEADER words, then one word per object
-// (the requested size while live; while free, the next free object n encoded as −(n + 1)).
-/** Address of the slab's first byte. */
-const RECORD_BASE = 0;
-/** Object size, and its inverse (for the division on free). */
-const RECORD_SIZE = 1;
-const RECORD_INVERSE = 2;
-/** First object of the free list, −1 when empty. */
-const RECORD_FREE_HEAD = 3;
-/** Free objects. */
-const RECORD_FREE = 4;
-const RECORD_OBJECTS = 5;
-/** Objects from here on were never handed out. */
-const RECORD_BUMP = 6;
-const RECORD_CLASS = 7;
-const RECORD_ID = 8;
-/** Neighbours (slab ids, −1 for none) on the class's list. */
-const RECORD_NEXT = 9;
-const RECORD_PREV = 10;
-/** Usable bytes the upstream gave for the slab. */
-const RECORD_HELD = 11;
-/** Bytes of slab covered by the page map (the class's slab size). */
-const RECORD_SPAN = 12;
-/** 1 while the slab is held. */
-const RECORD_IN_USE = 13;
-/** Address the upstream returned (the slab's base, unless the slab had to be aligned inside it). */
-const RECORD_UPSTREAM = 14;
-const RECORD_HEADER = 16;
 /** Stands for "no slab": every field is NaN, so no address passes the checks on free. */
 const EMPTY_RECORD = new Float64Array(RECORD_HEADER).fill(Number.NaN);
 
@@ -306,8 +291,20 @@ class SlabAllocator<Upstream extends Allocator> implements Slab<Upstream> {
     record[RECORD_FREE_HEAD] = object;
     const free = record[RECORD_FREE]! + 1;
     record[RECORD_FREE] = free;
-    this.classLive[record[RECORD_CLASS]!]!--;
-    if (free === 1 || free === record[RECORD_OBJECTS]) this.afterFree(record, free);
+    const c = record[RECORD_CLASS]!;
+    this.classLive[c]!--;
+    if (free === record[RECORD_OBJECTS]) {
+      // Now empty. Commonly it is under the limit and already last on the list (the only slab of a
+      // class that allocates and frees in turn): it is only counted.
+      const empty = c * CLASS_INTS + CLASS_EMPTY;
+      if (record[RECORD_NEXT]! < 0 && this.classInts[empty]! < this.maxEmptySlabs) {
+        this.classInts[empty]!++;
+      } else {
+        this.becameEmpty(c, record);
+      }
+    } else if (free === 1) {
+      this.becameNotFull(c, record);
+    }
   }
 
   usableSize(address: number): number {
@@ -464,40 +461,33 @@ class SlabAllocator<Upstream extends Allocator> implements Slab<Upstream> {
     const free = record[RECORD_FREE]! - 1;
     record[RECORD_FREE] = free;
     this.classLive[c]!++;
-    if (free === 0 || free === record[RECORD_OBJECTS]! - 1) this.afterTake(c, record, free);
+    if (free === 0) this.becameFull(c, record);
+    else if (free === record[RECORD_OBJECTS]! - 1) this.classInts[c * CLASS_INTS + CLASS_EMPTY]!--;
     return record[RECORD_BASE]! + object * record[RECORD_SIZE]!;
   }
 
-  /** Bookkeeping after a take left `free` objects: the slab was empty, or is now full. */
-  private afterTake(c: number, record: Float64Array, free: number): void {
-    const i = c * CLASS_INTS;
-    if (free === record[RECORD_OBJECTS]! - 1) this.classInts[i + CLASS_EMPTY]!--;
-    if (free === 0) {
-      // Full: off the list.
-      this.unlink(c, record);
-      this.classInts[i + CLASS_FULL]!++;
-    }
+  /** A take left `record` full: off the list. */
+  private becameFull(c: number, record: Float64Array): void {
+    this.unlink(c, record);
+    this.classInts[c * CLASS_INTS + CLASS_FULL]!++;
   }
 
-  /** List moves after a free left `record` with `free` free objects (1 or all). */
-  private afterFree(record: Float64Array, free: number): void {
-    const c = record[RECORD_CLASS]!;
+  /** A free left the full `record` with one free object: back on the list, at the head. */
+  private becameNotFull(c: number, record: Float64Array): void {
+    this.classInts[c * CLASS_INTS + CLASS_FULL]!--;
+    this.pushHead(c, record);
+  }
+
+  /** A free emptied `record`: to the tail of the list, or back upstream past the limit. */
+  private becameEmpty(c: number, record: Float64Array): void {
     const i = c * CLASS_INTS;
-    if (free === 1) {
-      // Full → partial: back on the list, at the head.
-      this.classInts[i + CLASS_FULL]!--;
-      this.pushHead(c, record);
-    }
-    if (free === record[RECORD_OBJECTS]) {
-      // Partial → empty: to the tail, or back upstream past the limit.
-      if (this.classInts[i + CLASS_EMPTY]! >= this.maxEmptySlabs) {
-        this.releaseSlab(c, record);
-      } else {
-        this.classInts[i + CLASS_EMPTY]!++;
-        if (this.classInts[i + CLASS_TAIL] !== record[RECORD_ID]) {
-          this.unlink(c, record);
-          this.pushTail(c, record);
-        }
+    if (this.classInts[i + CLASS_EMPTY]! >= this.maxEmptySlabs) {
+      this.releaseSlab(c, record);
+    } else {
+      this.classInts[i + CLASS_EMPTY]!++;
+      if (this.classInts[i + CLASS_TAIL] !== record[RECORD_ID]) {
+        this.unlink(c, record);
+        this.pushTail(c, record);
       }
     }
   }

@@ -4,7 +4,8 @@
 //   - tracing on (no stacks) vs off: ns added per recorded event;
 //   - tracing with stack traces: ns per event;
 //   - garbage collections seen during the withStats run with tracing off (expected: none).
-// Medians of several runs; every ratio is taken within the same run.
+// Medians of several runs; every ratio is taken within the same run. Times are CPU time
+// (process.cpuUsage), so other processes on a shared machine inflate them less than wall time.
 //
 //   pnpm --filter @allot/stats build && node packages/stats/bench/overhead.mjs
 import { PerformanceObserver } from 'node:perf_hooks';
@@ -58,26 +59,32 @@ function slotPool() {
   };
 }
 
+/** CPU nanoseconds (user + system) since `start`, a `process.cpuUsage()` reading. */
+function cpuNs(start) {
+  const elapsed = process.cpuUsage(start);
+  return (elapsed.user + elapsed.system) * 1000;
+}
+
 // One loop per variant, so each call site stays monomorphic.
 function pairsBare(a, n) {
-  const t = process.hrtime.bigint();
+  const t = process.cpuUsage();
   for (let i = 0; i < n; i++) a.free(a.allocate(SLOT));
-  return Number(process.hrtime.bigint() - t);
+  return cpuNs(t);
 }
 function pairsStats(a, n) {
-  const t = process.hrtime.bigint();
+  const t = process.cpuUsage();
   for (let i = 0; i < n; i++) a.free(a.allocate(SLOT));
-  return Number(process.hrtime.bigint() - t);
+  return cpuNs(t);
 }
 function pairsTraced(a, n) {
-  const t = process.hrtime.bigint();
+  const t = process.cpuUsage();
   for (let i = 0; i < n; i++) a.free(a.allocate(SLOT));
-  return Number(process.hrtime.bigint() - t);
+  return cpuNs(t);
 }
 function pairsStacks(a, n) {
-  const t = process.hrtime.bigint();
+  const t = process.cpuUsage();
   for (let i = 0; i < n; i++) a.free(a.allocate(SLOT));
-  return Number(process.hrtime.bigint() - t);
+  return cpuNs(t);
 }
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];

@@ -6,6 +6,11 @@
  * The hot path writes them into one `Float64Array` at fixed offsets (no object per call). Scopes
  * (`push`/`pop`) keep one such array per level; popping folds the child into its parent the way RMM
  * does: `parent.peak = max(parent.peak, parent.current + child.peak)`, then the other figures add.
+ *
+ * `freed` is not written on the hot path: since `current` only moves by what is allocated or freed,
+ * `freed = allocated − current + base`, where the FREED slot holds `base` (the `current` of the last
+ * `resetAccumulated()`, adjusted when a scope is folded in). A free then updates `current` alone.
+ * Every figure is an integer below 2^53, so the subtraction is exact.
  */
 
 /** Four figures of one tracked quantity. */
@@ -39,6 +44,7 @@ export interface Counters {
 export const CURRENT = 0;
 export const PEAK = 1;
 export const ALLOCATED = 2;
+/** Not `freed` itself but its base: see {@link freedOf}. */
 export const FREED = 3;
 /** Figures per counter. */
 export const FIGURES = 4;
@@ -58,14 +64,20 @@ export function newCounterArray(): Float64Array {
   return new Float64Array(COUNTER_ARRAY_LENGTH);
 }
 
+/** The `freed` figure of the counter in `slot`: `allocated − current + base`. */
+export function freedOf(counters: Float64Array, slot: number): number {
+  return counters[slot + ALLOCATED]! - counters[slot + CURRENT]! + counters[slot + FREED]!;
+}
+
 /** Folds `child` (a finished scope) into `parent`, in place. */
 export function foldInto(parent: Float64Array, child: Float64Array): void {
   for (const slot of SLOTS) {
+    const freed = freedOf(parent, slot) + freedOf(child, slot);
     const peak = parent[slot + CURRENT]! + child[slot + PEAK]!;
     if (peak > parent[slot + PEAK]!) parent[slot + PEAK] = peak;
     parent[slot + CURRENT]! += child[slot + CURRENT]!;
     parent[slot + ALLOCATED]! += child[slot + ALLOCATED]!;
-    parent[slot + FREED]! += child[slot + FREED]!;
+    parent[slot + FREED] = freed - parent[slot + ALLOCATED]! + parent[slot + CURRENT]!;
   }
 }
 
@@ -78,7 +90,7 @@ export function resetPeaks(counters: Float64Array): void {
 export function resetAccumulated(counters: Float64Array): void {
   for (const slot of SLOTS) {
     counters[slot + ALLOCATED] = 0;
-    counters[slot + FREED] = 0;
+    counters[slot + FREED] = counters[slot + CURRENT]!; // freed = 0 − current + current
   }
 }
 
@@ -87,7 +99,7 @@ function counterAt(counters: Float64Array, slot: number): Counter {
     current: counters[slot + CURRENT]!,
     peak: counters[slot + PEAK]!,
     allocated: counters[slot + ALLOCATED]!,
-    freed: counters[slot + FREED]!,
+    freed: freedOf(counters, slot),
   };
 }
 

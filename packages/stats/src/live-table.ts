@@ -6,8 +6,10 @@
  * heap number; this table stores keys as raw doubles and allocates only when it grows, so the
  * counting hot path creates no garbage.
  *
- * Hashing: an address is split exactly into two 32-bit words by division (no bitwise operator
- * touches the address itself); only those words are mixed with `Math.imul` (Fibonacci hashing).
+ * Hashing: an address is split exactly into two 32-bit words by multiplying by 2^-32 and
+ * subtracting (no bitwise operator touches the address itself); only those words are mixed with
+ * `Math.imul` (Fibonacci hashing). `insert` and `find` repeat the hash inline: they run once per
+ * allocation and free, and a call of their own would cost more than the hash.
  */
 
 /** Marks an empty slot. Addresses are never negative. */
@@ -19,20 +21,27 @@ const MAX_LOAD = 0.5;
 /** Smallest table, as a power of two. */
 const MIN_BITS = 6;
 const TWO_POW_32 = 4294967296;
+/** 2^-32 as a literal, so that the build inlines it; multiplying by a power of two is exact and cheaper than dividing. */
+const INV_TWO_POW_32 = 2 ** -32;
 /** 2^32 / golden ratio: Fibonacci hashing multiplier. */
 const GOLDEN = 0x9e3779b1;
+// `insert` and `find` spell these constants out: the build does not inline every numeric `const`,
+// and Node 20 loads and checks a module-level one on each use.
 
 export class LiveTable {
   private slots: Float64Array;
   private bits: number;
   private shift: number;
   private mask: number;
+  /** Entries at which the table grows. */
+  private limit: number;
   private used = 0;
 
   constructor(bits = 10) {
     this.bits = Math.max(bits, MIN_BITS);
     this.shift = 32 - this.bits;
     this.mask = 2 ** this.bits - 1;
+    this.limit = (this.mask + 1) * MAX_LOAD;
     this.slots = LiveTable.emptySlots(this.mask + 1);
   }
 
@@ -48,7 +57,7 @@ export class LiveTable {
   }
 
   private home(address: number): number {
-    const high = Math.floor(address / TWO_POW_32);
+    const high = Math.floor(address * INV_TWO_POW_32);
     const low = address - high * TWO_POW_32;
     return Math.imul(low ^ Math.imul(high, GOLDEN), GOLDEN) >>> this.shift;
   }
@@ -56,12 +65,17 @@ export class LiveTable {
   /** Slot index of `address`, or -1. */
   find(address: number): number {
     const slots = this.slots;
-    let i = this.home(address);
+    const mask = this.mask;
+    // `home`, by hand: this runs on every free.
+    const high = Math.floor(address * 2.3283064365386963e-10); // 2^-32
+    let i =
+      Math.imul((address - high * 4294967296) ^ Math.imul(high, 0x9e3779b1), 0x9e3779b1) >>>
+      this.shift;
     for (;;) {
       const key = slots[i * STRIDE]!;
       if (key === address) return i;
       if (key === EMPTY) return -1;
-      i = (i + 1) & this.mask;
+      i = (i + 1) & mask;
     }
   }
 
@@ -75,10 +89,15 @@ export class LiveTable {
 
   /** Records a live block (the address must not be present). */
   insert(address: number, requested: number, usable: number): void {
-    if (this.used + 1 > (this.mask + 1) * MAX_LOAD) this.grow();
+    if (this.used >= this.limit) this.grow();
     const slots = this.slots;
-    let i = this.home(address);
-    while (slots[i * STRIDE] !== EMPTY) i = (i + 1) & this.mask;
+    const mask = this.mask;
+    // `home`, by hand: this runs on every allocation.
+    const high = Math.floor(address * 2.3283064365386963e-10); // 2^-32
+    let i =
+      Math.imul((address - high * 4294967296) ^ Math.imul(high, 0x9e3779b1), 0x9e3779b1) >>>
+      this.shift;
+    while (slots[i * STRIDE] !== EMPTY) i = (i + 1) & mask;
     const at = i * STRIDE;
     slots[at] = address;
     slots[at + 1] = requested;
@@ -86,27 +105,34 @@ export class LiveTable {
     this.used++;
   }
 
-  /** Removes the entry in slot `index` (from `find`), shifting later entries of its run back. */
+  /** Removes the entry in slot `index` (from `find`). */
   removeAt(index: number): void {
+    const slots = this.slots;
+    // Usually the next slot is empty and nothing has to move back.
+    if (slots[((index + 1) & this.mask) * STRIDE] === EMPTY) slots[index * STRIDE] = EMPTY;
+    else this.shiftBack(index);
+    this.used--;
+  }
+
+  /** Empties slot `index`, shifting later entries of its run back into the hole. */
+  private shiftBack(index: number): void {
     const slots = this.slots;
     const mask = this.mask;
     let hole = index;
-    let j = index;
-    for (;;) {
-      j = (j + 1) & mask;
+    let j = (index + 1) & mask;
+    while (slots[j * STRIDE] !== EMPTY) {
       const key = slots[j * STRIDE]!;
-      if (key === EMPTY) break;
       const k = this.home(key);
-      // Leave the entry where it is when its home lies cyclically in (hole, j].
-      const stays = hole <= j ? hole < k && k <= j : hole < k || k <= j;
-      if (stays) continue;
-      slots[hole * STRIDE] = key;
-      slots[hole * STRIDE + 1] = slots[j * STRIDE + 1]!;
-      slots[hole * STRIDE + 2] = slots[j * STRIDE + 2]!;
-      hole = j;
+      // Move the entry into the hole unless its home lies cyclically in (hole, j].
+      if (((j - k) & mask) >= ((j - hole) & mask)) {
+        slots[hole * STRIDE] = key;
+        slots[hole * STRIDE + 1] = slots[j * STRIDE + 1]!;
+        slots[hole * STRIDE + 2] = slots[j * STRIDE + 2]!;
+        hole = j;
+      }
+      j = (j + 1) & mask;
     }
     slots[hole * STRIDE] = EMPTY;
-    this.used--;
   }
 
   /** Forgets every entry (keeps the table's size). */
@@ -128,6 +154,7 @@ export class LiveTable {
     this.bits++;
     this.shift = 32 - this.bits;
     this.mask = 2 ** this.bits - 1;
+    this.limit = (this.mask + 1) * MAX_LOAD;
     this.slots = LiveTable.emptySlots(this.mask + 1);
     this.used = 0;
     for (let i = 0; i < old.length; i += STRIDE) {

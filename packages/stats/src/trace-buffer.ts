@@ -1,9 +1,10 @@
 /**
  * An opt-in ring buffer of allocator events, PyTorch's `_record_memory_history` in spirit.
  *
- * Events live in parallel typed arrays (kind, address, size, stream, time), so recording one costs
- * a few stores and a clock read and creates no garbage. Optional stack traces (`new Error().stack`,
- * only when `stacks` is on) and annotation names go into a side array. When the buffer is full the
+ * Events live in typed arrays (the kind in one; address, size, stream and time side by side in
+ * another), so recording one costs a few stores and a clock read and creates no garbage. Optional
+ * stack traces (`new Error().stack`, only when `stacks` is on) and annotation names go into a side
+ * array. When the buffer is full the
  * oldest event is overwritten and `dropped` grows.
  */
 
@@ -70,22 +71,22 @@ export type EventKind = (typeof EventKind)[keyof typeof EventKind];
 export const DEFAULT_TRACE_CAPACITY = 65536;
 const STAGES: readonly AnnotationStage[] = ['START', 'END', 'MARK'];
 
-/** The default clock: `performance.now()` from an origin read once (reading it per event is slow). */
-function defaultClock(): () => number {
-  const origin = performance.timeOrigin;
-  return () => origin + performance.now();
-}
+/** Doubles per event in `data`: address, size, stream, time. */
+const EVENT_DOUBLES = 4;
 
 export class TraceBuffer {
   readonly capacity: number;
   readonly stacks: boolean;
-  private readonly clock: () => number;
+  /** The caller's clock, or null for the default (read inline: it runs on every event). */
+  private readonly clock: (() => number) | null;
+  /** `performance.timeOrigin`, read once (reading it per event is slow). */
+  private readonly origin: number;
   private readonly kinds: Uint8Array;
-  private readonly addresses: Float64Array;
-  private readonly sizes: Float64Array;
-  private readonly streams: Float64Array;
-  private readonly times: Float64Array;
+  /** Per event, EVENT_DOUBLES doubles: address, size, stream, time (one array: one bounds check). */
+  private readonly data: Float64Array;
   private readonly notes: (string | undefined)[];
+  /** Notes stored and not yet overwritten (while 0, writing `undefined` over a slot can be skipped). */
+  private noted = 0;
   private next = 0;
   private count = 0;
   /** Events overwritten because the buffer was full. */
@@ -98,12 +99,10 @@ export class TraceBuffer {
     }
     this.capacity = capacity;
     this.stacks = options.stacks ?? false;
-    this.clock = options.clock ?? defaultClock();
+    this.clock = options.clock ?? null;
+    this.origin = performance.timeOrigin;
     this.kinds = new Uint8Array(capacity);
-    this.addresses = new Float64Array(capacity);
-    this.sizes = new Float64Array(capacity);
-    this.streams = new Float64Array(capacity);
-    this.times = new Float64Array(capacity);
+    this.data = new Float64Array(capacity * EVENT_DOUBLES);
     this.notes = new Array<string | undefined>(capacity).fill(undefined);
   }
 
@@ -115,12 +114,21 @@ export class TraceBuffer {
   /** Records an event; `note` is an annotation name (a stack is taken when stacks are on). */
   record(kind: EventKind, address: number, size: number, stream: number, note?: string): void {
     const i = this.next;
+    const at = i * 4; // EVENT_DOUBLES
+    const data = this.data;
     this.kinds[i] = kind;
-    this.addresses[i] = address;
-    this.sizes[i] = size;
-    this.streams[i] = stream;
-    this.times[i] = this.clock();
-    this.notes[i] = note ?? (this.stacks ? new Error().stack : undefined);
+    data[at] = address;
+    data[at + 1] = size;
+    data[at + 2] = stream;
+    data[at + 3] = this.clock === null ? this.origin + performance.now() : this.clock();
+    const text = note ?? (this.stacks ? new Error().stack : undefined);
+    if (text !== undefined) {
+      if (this.notes[i] === undefined) this.noted++;
+      this.notes[i] = text;
+    } else if (this.noted > 0 && this.notes[i] !== undefined) {
+      this.notes[i] = undefined;
+      this.noted--;
+    }
     this.next = i + 1 === this.capacity ? 0 : i + 1;
     if (this.count < this.capacity) this.count++;
     else this.dropped++;
@@ -137,6 +145,7 @@ export class TraceBuffer {
     this.count = 0;
     this.dropped = 0;
     this.notes.fill(undefined);
+    this.noted = 0;
   }
 
   /** The events, oldest first; a completed free becomes `free_requested` then `free_completed`. */
@@ -146,10 +155,11 @@ export class TraceBuffer {
     for (let n = 0; n < this.count; n++) {
       const i = (start + n) % this.capacity;
       const kind = this.kinds[i] as EventKind;
-      const address = this.addresses[i]!;
-      const size = this.sizes[i]!;
-      const stream = this.streams[i]!;
-      const time = this.times[i]!;
+      const at = i * EVENT_DOUBLES;
+      const address = this.data[at]!;
+      const size = this.data[at + 1]!;
+      const stream = this.data[at + 2]!;
+      const time = this.data[at + 3]!;
       const note = this.notes[i];
       const stack = note === undefined ? {} : { stack: note };
       switch (kind) {

@@ -10,7 +10,7 @@
  * ```
  *
  * Hot path: `allocate` adds one `usableSize` call, one hash-table insert and a dozen numeric
- * stores; `free` one hash-table lookup and removal. Nothing is allocated per call while tracing is
+ * stores; `free` one hash-table lookup and removal and three stores (`freed` is derived). Nothing is allocated per call while tracing is
  * off. Failures are counted cheaply; a diagnosis (a layout walk) is computed only when someone
  * listens (an OOM observer, the trace, or `allocateOrThrow`).
  *
@@ -25,7 +25,6 @@ import {
   type Counters,
   CURRENT,
   FAILURES,
-  FREED,
   foldInto,
   newCounterArray,
   PEAK,
@@ -119,21 +118,26 @@ export class StatsAllocator<Upstream extends Allocator = Allocator> implements A
   // ── the Allocator contract ────────────────────────────────────────────────────────────────
 
   allocate(size: number, alignment?: number): number | null {
-    const address = this.upstream.allocate(size, alignment);
+    const upstream = this.upstream;
+    const address = upstream.allocate(size, alignment);
     if (address === null) return this.failed(size, alignment);
-    const usable = this.upstream.usableSize(address);
+    const usable = upstream.usableSize(address);
     this.live.insert(address, size, usable);
     const c = this.counters;
-    let v = (c[REQUESTED_BYTES + CURRENT]! += size);
-    if (v > c[REQUESTED_BYTES + PEAK]!) c[REQUESTED_BYTES + PEAK] = v;
+    const requested = c[REQUESTED_BYTES + CURRENT]! + size;
+    c[REQUESTED_BYTES + CURRENT] = requested;
     c[REQUESTED_BYTES + ALLOCATED]! += size;
-    v = c[ALLOCATED_BYTES + CURRENT]! += usable;
-    if (v > c[ALLOCATED_BYTES + PEAK]!) c[ALLOCATED_BYTES + PEAK] = v;
+    if (requested > c[REQUESTED_BYTES + PEAK]!) c[REQUESTED_BYTES + PEAK] = requested;
+    const bytes = c[ALLOCATED_BYTES + CURRENT]! + usable;
+    c[ALLOCATED_BYTES + CURRENT] = bytes;
     c[ALLOCATED_BYTES + ALLOCATED]! += usable;
-    v = c[ALLOCATIONS + CURRENT]! += 1;
-    if (v > c[ALLOCATIONS + PEAK]!) c[ALLOCATIONS + PEAK] = v;
+    if (bytes > c[ALLOCATED_BYTES + PEAK]!) c[ALLOCATED_BYTES + PEAK] = bytes;
+    const count = c[ALLOCATIONS + CURRENT]! + 1;
+    c[ALLOCATIONS + CURRENT] = count;
     c[ALLOCATIONS + ALLOCATED]! += 1;
-    const bucket = sizeBucket(size);
+    if (count > c[ALLOCATIONS + PEAK]!) c[ALLOCATIONS + PEAK] = count;
+    // sizeBucket, by hand for sizes in (1, 2^32]: ceil(log2(size)) from the leading zeros.
+    const bucket = size > 1 && size <= 4294967296 ? 32 - Math.clz32(size - 1) : sizeBucket(size);
     this.histogramCounts[bucket]! += 1;
     this.histogramBytes[bucket]! += size;
     if (this.tracer !== null) this.traceAlloc(address, usable);
@@ -141,26 +145,24 @@ export class StatsAllocator<Upstream extends Allocator = Allocator> implements A
   }
 
   free(address: number): void {
-    const slot = this.live.find(address);
+    const live = this.live;
+    const slot = live.find(address);
     if (slot < 0) {
       this.upstream.free(address); // throws on misuse; a block from before this adaptor just goes
       return;
     }
-    const requested = this.live.requestedAt(slot);
-    const usable = this.live.usableAt(slot);
+    const requested = live.requestedAt(slot);
+    const usable = live.usableAt(slot);
     // Record the request before the upstream acts, so a pool that completes the free at once
     // (and reports free_completed through its sink) appears after it in the trace.
-    if (this.tracer !== null) this.tracer.record(this.deferredFreeKind, address, usable, 0);
+    if (this.tracer !== null) this.traceFree(address, usable);
     this.upstream.free(address);
-    this.live.removeAt(slot);
+    live.removeAt(slot);
+    // `freed` follows from `allocated − current` (see counters.ts): only `current` moves.
     const c = this.counters;
     c[REQUESTED_BYTES + CURRENT]! -= requested;
-    c[REQUESTED_BYTES + FREED]! += requested;
     c[ALLOCATED_BYTES + CURRENT]! -= usable;
-    c[ALLOCATED_BYTES + FREED]! += usable;
     c[ALLOCATIONS + CURRENT]! -= 1;
-    c[ALLOCATIONS + FREED]! += 1;
-    this.blockStacks?.delete(address);
   }
 
   usableSize(address: number): number {
@@ -180,10 +182,9 @@ export class StatsAllocator<Upstream extends Allocator = Allocator> implements A
     this.upstream.reset();
     const totals = this.foldedCounters();
     const c = this.counters;
+    // Lowering `current` raises `freed` (derived as `allocated − current + base`) by as much.
     for (const slot of [REQUESTED_BYTES, ALLOCATED_BYTES, ALLOCATIONS]) {
-      const current = totals[slot + CURRENT]!;
-      c[slot + CURRENT]! -= current;
-      c[slot + FREED]! += current;
+      c[slot + CURRENT]! -= totals[slot + CURRENT]!;
     }
     if (this.tracer !== null) {
       const tracer = this.tracer;
@@ -368,6 +369,11 @@ export class StatsAllocator<Upstream extends Allocator = Allocator> implements A
   /** Adds a user annotation to the trace (ignored while tracing is off). */
   annotate(name: string, stage: AnnotationStage = 'MARK'): void {
     this.tracer?.annotate(name, stage);
+  }
+
+  private traceFree(address: number, usable: number): void {
+    this.tracer!.record(this.deferredFreeKind, address, usable, 0);
+    this.blockStacks?.delete(address);
   }
 
   private traceAlloc(address: number, usable: number): void {
