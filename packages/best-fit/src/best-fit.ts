@@ -1,7 +1,7 @@
 /**
  * Best fit, good fit and worst fit over one range.
  *
- * - **best** (exact): free blocks sit in an {@link OrderedIndex} keyed by (size, address). The lower
+ * - **best** (exact): free blocks sit in an {@link OrderedTree} (a B+tree) keyed by (size, address). The lower
  *   bound of the request size is the smallest block that fits, lowest address among equals:
  *   O(log n). With a larger alignment, blocks too small once padded are stepped over in size order.
  * - **good** (TLSF): free blocks sit in {@link SegregatedLists}. The request is rounded up to the
@@ -13,10 +13,10 @@
  *   equals), so the classic trade-off can be measured rather than recited.
  *
  * ```
- *  best / worst: (size, address) tree         good: segregated lists
- *            (64, 0x040)                      class 24          ─► 0x900
- *           /           \                     class [64, 66)    ─► 0x040
- *    (24, 0x900)    (512, 0x200)              class [512, 528)  ─► 0x200
+ *  best / worst: (size, address) B+tree               good: segregated lists
+ *  leaf [ (24, 0x900) | (64, 0x040) | (512, 0x200) ]   class 24          ─► 0x900
+ *        keys in order, leaves chained both ways       class [64, 66)    ─► 0x040
+ *                                                      class [512, 528)  ─► 0x200
  *  best(40) → lower bound (40, -∞) → (64, 0x040);  worst → the maximum;  good(40) → 0x040
  * ```
  *
@@ -33,7 +33,7 @@ import {
   type FitOptions,
   type FreeIndex,
   NIL,
-  OrderedIndex,
+  OrderedTree,
   SegregatedLists,
   sizeClass,
 } from '@allot/blocks';
@@ -61,7 +61,7 @@ const NEGATIVE_INFINITY = Number.NEGATIVE_INFINITY;
 
 /** Free blocks keyed by (size, address): exact best fit. */
 class SizeOrderedIndex implements FreeIndex {
-  protected readonly tree = new OrderedIndex();
+  protected readonly tree = new OrderedTree();
 
   constructor(protected readonly table: BlockTable) {}
 

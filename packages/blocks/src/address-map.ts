@@ -21,6 +21,7 @@ import { NIL } from './block-table';
 /** Marks an empty bucket (addresses are never negative). */
 const EMPTY = -1;
 const TWO_POW_32 = 2 ** 32;
+const TWO_POW_MINUS_32 = 2 ** -32;
 const INITIAL_BUCKETS = 64;
 
 export class AddressMap {
@@ -122,7 +123,8 @@ export class AddressMap {
 
   /** Bucket an address hashes to. */
   private home(address: number): number {
-    const high = Math.floor(address / TWO_POW_32);
+    // Multiplying by 2^-32 is exact (a power of two) and cheaper than dividing.
+    const high = Math.floor(address * TWO_POW_MINUS_32);
     const low = address - high * TWO_POW_32;
     return Math.imul(low ^ Math.imul(high, 0x85ebca6b), 0x9e3779b1) >>> this.shift;
   }

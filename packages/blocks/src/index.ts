@@ -10,6 +10,7 @@ export {
 } from './fit-allocator';
 export { blockFits, type FreeIndex, type FreeIndexFactory, paddingFor } from './free-index';
 export { OrderedIndex, type OrderedIndexOptions } from './ordered-index';
+export { OrderedTree, type OrderedTreeOptions } from './ordered-tree';
 export {
   CLASS_COUNT,
   classMinimum,

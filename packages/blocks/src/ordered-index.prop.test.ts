@@ -2,6 +2,10 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { NIL } from './block-table';
 import { OrderedIndex } from './ordered-index';
+import { OrderedTree } from './ordered-tree';
+
+/** Both ordered structures share one interface; the model checks each. */
+type Ordered = OrderedIndex | OrderedTree;
 
 const runs = {
   seed: Number(process.env.FC_SEED ?? 0x0dde),
@@ -27,6 +31,7 @@ function sorted(model: Map<number, Entry>): Entry[] {
 const key = fc.oneof(
   fc.integer({ min: 0, max: 40 }),
   fc.integer({ min: 0, max: 40 }).map((k) => 2 ** 40 + k),
+  fc.integer({ min: 0, max: 40 }).map((k) => 2 ** 52 + k),
 );
 const op = fc.oneof(
   fc.record({
@@ -39,6 +44,8 @@ const op = fc.oneof(
   fc.record({
     kind: fc.constant('rekey' as const),
     pick: fc.nat(),
+    // OrderedTree: take the rekeyLocal path (remove and insert when it declines).
+    local: fc.boolean(),
     primary: key,
     secondary: fc.integer({ min: 0, max: 5 }),
     value: fc.integer({ min: 1, max: 2 ** 20 }),
@@ -50,7 +57,7 @@ const op = fc.oneof(
   }),
 );
 
-function check(index: OrderedIndex, model: Map<number, Entry>, probes: readonly number[]): void {
+function check(index: Ordered, model: Map<number, Entry>, probes: readonly number[]): void {
   const order = sorted(model);
   expect(index.count).toBe(order.length);
   // In-order walk by successor and predecessor.
@@ -82,14 +89,25 @@ function check(index: OrderedIndex, model: Map<number, Entry>, probes: readonly 
   }
 }
 
-describe.each([false, true])('OrderedIndex (augmented: %s)', (augmented) => {
-  it('agrees with a sorted-array model', () => {
+const structures: [string, number, (augmented: boolean) => Ordered][] = [
+  ['OrderedIndex', 120, (augmented) => new OrderedIndex({ augmented, initialIds: 4 })],
+  // Narrow nodes and long runs: splits, merges and root changes happen often.
+  [
+    'OrderedTree (width 4)',
+    400,
+    (augmented) => new OrderedTree({ augmented, initialIds: 4, width: 4 }),
+  ],
+  ['OrderedTree (width 32)', 400, (augmented) => new OrderedTree({ augmented, initialIds: 4 })],
+];
+
+describe.each(structures)('%s', (_name, maxLength, make) => {
+  it.each([false, true])('agrees with a sorted-array model (augmented: %s)', (augmented) => {
     fc.assert(
       fc.property(
-        fc.array(op, { maxLength: 120 }),
+        fc.array(op, { maxLength }),
         fc.array(fc.nat(), { minLength: 4, maxLength: 4 }),
         (ops, probes) => {
-          const index = new OrderedIndex({ augmented, initialIds: 4 });
+          const index = make(augmented);
           const model = new Map<number, Entry>();
           let nextId = 0;
           for (const o of ops) {
@@ -112,7 +130,14 @@ describe.each([false, true])('OrderedIndex (augmented: %s)', (augmented) => {
               expect(index.has(id)).toBe(false);
             } else if (o.kind === 'rekey') {
               const id = ids[o.pick % ids.length]!;
-              index.rekey(id, o.primary, o.secondary, o.value);
+              if (index instanceof OrderedTree && o.local) {
+                if (!index.rekeyLocal(id, o.primary, o.secondary, o.value)) {
+                  index.remove(id);
+                  index.insert(id, o.primary, o.secondary, o.value);
+                }
+              } else {
+                index.rekey(id, o.primary, o.secondary, o.value);
+              }
               model.set(id, { id, primary: o.primary, secondary: o.secondary, value: o.value });
             } else {
               // A value change keeps the key: always an in-place update.

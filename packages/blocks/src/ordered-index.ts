@@ -150,11 +150,12 @@ export class OrderedIndex {
     links[il + PRIORITY] = s;
     this.size++;
     const last = this.lastId;
+    // Equal keys go to the right, so a new id equal to the last one becomes the last.
     if (
       last === NIL ||
       primary > fields[last * FIELDS + PRIMARY]! ||
       (primary === fields[last * FIELDS + PRIMARY] &&
-        secondary > fields[last * FIELDS + SECONDARY]!)
+        secondary >= fields[last * FIELDS + SECONDARY]!)
     ) {
       this.lastId = id;
     }

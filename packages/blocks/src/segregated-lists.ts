@@ -33,7 +33,12 @@ const INITIAL_IDS = 64;
 
 /** 2^i for i in [0, 64). */
 const POW2 = new Float64Array(64);
-for (let i = 0; i < 64; i++) POW2[i] = 2 ** i;
+/** 2^-i for i in [0, 64): multiplying by it is exact and cheaper than dividing by 2^i. */
+const INVERSE_POW2 = new Float64Array(64);
+for (let i = 0; i < 64; i++) {
+  POW2[i] = 2 ** i;
+  INVERSE_POW2[i] = 2 ** -i;
+}
 
 /** Smallest size of each class. */
 const CLASS_MIN = new Float64Array(CLASS_COUNT);
@@ -56,7 +61,7 @@ export function floorLog2(size: number): number {
 export function sizeClass(size: number): number {
   if (size < SECOND_LEVEL_COUNT) return size;
   const e = floorLog2(size);
-  const column = Math.floor(size / POW2[e - SECOND_LEVEL_LOG2]!) - SECOND_LEVEL_COUNT;
+  const column = Math.floor(size * INVERSE_POW2[e - SECOND_LEVEL_LOG2]!) - SECOND_LEVEL_COUNT;
   return (e - SECOND_LEVEL_LOG2 + 1) * SECOND_LEVEL_COUNT + column;
 }
 

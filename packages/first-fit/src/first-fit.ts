@@ -1,24 +1,25 @@
 /**
  * Address-ordered first fit and next fit over one range, with O(log n) search.
  *
- * Free blocks are filed in an {@link OrderedIndex} keyed by address whose nodes also know the
- * largest free size in their subtree. First fit descends to the leftmost block whose size fits:
- * O(log n) in the number of free blocks, never a walk over them. With a larger alignment, a block
- * that fits by size but not once padded is skipped and the search resumes after it.
+ * Free blocks are filed in an {@link OrderedTree} (a B+tree in typed arrays) keyed by address
+ * whose internal nodes also know the largest free size below each child. First fit descends to the
+ * leftmost block whose size fits, skipping whole subtrees whose maximum is too small: O(log n) in
+ * the number of free blocks, never a walk over them. With a larger alignment, a block that fits by
+ * size but not once padded is skipped and the search resumes after it.
  *
  * Next fit starts the same search at the address where the previous allocation ended and wraps to
  * the start of the range when nothing fits above it.
  *
  * Splitting and coalescing never change the address order of the free blocks (a block shrinks from
- * its front, or grows over a neighbour that was live), so most operations rewrite a node's key in
- * place and only refresh the subtree maxima above it.
+ * its front, or grows over a neighbour that was live), so most operations rewrite an entry's key in
+ * place and only refresh the maxima above it, stopping as soon as one is unchanged.
  *
  * ```
  *  address order:   [ free 96 ][ live ][ free 24 ][ live ][ free 512 ]
- *  index:                       (free 24) max 512
- *                              /                 \
- *                 (free 96) max 96         (free 512) max 512
- *  allocate(64) → leftmost with size ≥ 64 → free 96
+ *  index:            [ (0x000) max 96 | (0x300) max 512 ]
+ *                         /                        \
+ *        [ free 96 | free 24 ]   ⇄   [ free 512 ]          leaves in address order
+ *  allocate(64) → first child with max ≥ 64 → first leaf entry with size ≥ 64 → free 96
  * ```
  */
 import {
@@ -31,7 +32,7 @@ import {
   type FitOptions,
   type FreeIndex,
   NIL,
-  OrderedIndex,
+  OrderedTree,
   paddingFor,
 } from '@allot/blocks';
 
@@ -49,9 +50,9 @@ export interface FirstFitOptions extends FitOptions {
 /** A first-fit (or next-fit) allocator: the core contract plus layout and compaction. */
 export type FirstFitAllocator = FitAllocator;
 
-/** Free blocks keyed by address, with subtree maxima of their sizes. */
+/** Free blocks keyed by address, with the largest size below each internal entry. */
 class AddressOrderedIndex implements FreeIndex {
-  protected readonly tree = new OrderedIndex({ augmented: true });
+  protected readonly tree = new OrderedTree({ augmented: true });
 
   constructor(protected readonly table: BlockTable) {}
 
