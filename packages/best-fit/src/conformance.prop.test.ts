@@ -1,4 +1,4 @@
-import { describeConformance } from '@allot/testkit/vitest';
+import { describeCompaction, describeConformance } from '@allot/testkit/vitest';
 import { bestFit, type FitMode } from './best-fit';
 
 const CAPACITY = 1 << 16;
@@ -15,6 +15,7 @@ function subject(mode: FitMode) {
 
 const shared = {
   coalesces: true,
+  coalescesImmediately: true,
   complete: true,
   maxRequestSize: 4096,
   alignments: [1, 8, 64, 256],
@@ -37,3 +38,10 @@ describeConformance({
   create: () => subject('worst'),
   capabilities: { ...shared, placement: 'worst-fit' },
 });
+
+for (const mode of ['best', 'good', 'worst'] as const) {
+  describeCompaction({
+    name: `${mode}-fit`,
+    create: () => bestFit({ capacity: 1 << 14, base: 2 ** 40 + 2 ** 33, mode }),
+  });
+}

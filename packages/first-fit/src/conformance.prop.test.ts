@@ -1,4 +1,4 @@
-import { describeConformance } from '@allot/testkit/vitest';
+import { describeCompaction, describeConformance } from '@allot/testkit/vitest';
 import { firstFit } from './first-fit';
 
 const CAPACITY = 1 << 16;
@@ -15,6 +15,7 @@ function subject(nextFit: boolean) {
 
 const shared = {
   coalesces: true,
+  coalescesImmediately: true,
   complete: true,
   maxRequestSize: 4096,
   alignments: [1, 8, 64, 256],
@@ -31,3 +32,10 @@ describeConformance({
   create: () => subject(true),
   capabilities: { ...shared, placement: 'any' },
 });
+
+for (const nextFit of [false, true]) {
+  describeCompaction({
+    name: nextFit ? 'next-fit' : 'first-fit',
+    create: () => firstFit({ capacity: 1 << 14, base: 2 ** 40 + 2 ** 33, nextFit }),
+  });
+}

@@ -45,7 +45,7 @@ export function propertyParameters(options: {
  * fc.assert, with a broken invariant rethrown as a `ConformanceError` whose message names the
  * invariant first and ends with the counterexample and the command line that replays it.
  */
-function assertProperty<T>(
+export function assertProperty<T>(
   name: string,
   property: fc.IProperty<T>,
   params: fc.Parameters<T>,

@@ -3,6 +3,13 @@ export {
   checkConformance,
   propertyParameters,
 } from './check-conformance';
+export {
+  type CompactingAllocator,
+  type CompactionCheckOptions,
+  type CompactionMoveLike,
+  type CompactionPlanLike,
+  checkCompaction,
+} from './compaction';
 export { ConformanceError } from './conformance-error';
 export {
   type FailurePlan,

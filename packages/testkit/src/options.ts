@@ -25,6 +25,12 @@ export interface Capabilities {
    * @defaultValue false
    */
   readonly complete?: boolean;
+  /**
+   * Frees merge with free neighbours at once: after every command, no two free blocks of a
+   * segment are adjacent (needs `layout()`).
+   * @defaultValue false
+   */
+  readonly coalescesImmediately?: boolean;
   /** Placement rule checked on every successful allocation (needs `layout()`). @defaultValue 'any' */
   readonly placement?: Placement;
   /**
@@ -75,6 +81,8 @@ export type Invariant =
   | 'byte-pattern'
   | 'accounting'
   | 'restores-initial-state'
+  | 'coalescing'
+  | 'compaction'
   | 'completeness'
   | 'placement'
   | 'misuse'

@@ -26,6 +26,7 @@ interface LiveBlock {
 
 export interface ResolvedCapabilities {
   readonly coalesces: boolean;
+  readonly coalescesImmediately: boolean;
   readonly complete: boolean;
   readonly placement: NonNullable<Capabilities['placement']>;
   readonly maximalAllocation: boolean;
@@ -41,6 +42,7 @@ export interface ResolvedCapabilities {
 export function resolveCapabilities(c: Capabilities = {}): ResolvedCapabilities {
   return {
     coalesces: c.coalesces ?? false,
+    coalescesImmediately: c.coalescesImmediately ?? false,
     complete: c.complete ?? false,
     placement: c.placement ?? 'any',
     maximalAllocation: c.maximalAllocation ?? true,
@@ -235,6 +237,19 @@ export class Scenario {
       this.caps.placement === 'worst-fit'
         ? chosen.size === expected!.size
         : this.caps.placement === 'any' || chosen === expected;
+    const lowest = Math.ceil(chosen.address / alignment) * alignment;
+    if (
+      ok &&
+      this.caps.placement !== 'any' &&
+      this.caps.placement !== 'worst-fit' &&
+      address !== lowest
+    ) {
+      fail(
+        'placement',
+        `${this.caps.placement}: ${size} B went to ${hex(address)} inside the free block at ` +
+          `${hex(chosen.address)}, not to its lowest aligned address ${hex(lowest)}, ${context}`,
+      );
+    }
     if (!ok) {
       fail(
         'placement',
@@ -474,7 +489,16 @@ export class Scenario {
     let largest = 0;
     for (const segment of layout.segments) {
       let cursor = segment.address;
+      let previousFreeEnd = Number.NaN;
       for (const b of segment.blocks) {
+        if (this.caps.coalescesImmediately && b.free && b.address === previousFreeEnd) {
+          fail(
+            'coalescing',
+            `free blocks [${hex(b.address - 1)}…) and [${hex(b.address)}, +${b.size}) are adjacent: ` +
+              `a free did not merge with its neighbour, ${context}`,
+          );
+        }
+        previousFreeEnd = b.free ? b.address + b.size : Number.NaN;
         if (b.address < cursor || b.address + b.size > segment.address + segment.size) {
           fail(
             'bounds',

@@ -9,6 +9,7 @@
 import type { Allocator } from '@allot/core';
 import { describe, it } from 'vitest';
 import { checkConformance } from './check-conformance';
+import { type CompactionCheckOptions, checkCompaction } from './compaction';
 import type { ConformanceOptions } from './options';
 
 export function describeConformance<A extends Allocator>(options: ConformanceOptions<A>): void {
@@ -24,5 +25,15 @@ export function describeConformance<A extends Allocator>(options: ConformanceOpt
   });
 }
 
+/** Compaction plans carried out on real bytes, as one vitest test. */
+export function describeCompaction(options: CompactionCheckOptions): void {
+  describe(`${options.name}: compaction plans`, () => {
+    it('keeps every block’s bytes, respects limits, and ends with one free block', () => {
+      checkCompaction(options);
+    });
+  });
+}
+
 export { checkConformance } from './check-conformance';
+export { checkCompaction } from './compaction';
 export type * from './options';
