@@ -2,13 +2,13 @@
  * Address → block slot, an open-addressing hash table in typed arrays (linear probing with
  * backward-shift deletion, so no tombstones). A JS `Map` keyed by addresses above 2^31 (heap
  * numbers, not small integers) costs about 200 ns per set/get/delete on Node 20; this costs a few.
- * Addresses stay exact doubles: the hash folds the high and low parts of `address / 512`, and no
- * 32-bit operator touches the address itself.
+ * Addresses stay exact doubles in the keys; the hash folds bits 9–31 of an address (a multiple of
+ * 512) with its bits above 2^32, both taken by truncation.
  */
 
 const EMPTY = -1;
 const INITIAL_CAPACITY = 1024;
-const TWO_POW_30 = 0x40000000;
+const TWO_POW_32 = 0x100000000;
 
 export class AddressTable {
   private keys = new Float64Array(INITIAL_CAPACITY);
@@ -20,9 +20,10 @@ export class AddressTable {
   size = 0;
 
   private home(address: number): number {
-    const unit = Math.floor(address / 512);
-    const low = unit % TWO_POW_30;
-    const high = Math.floor(unit / TWO_POW_30);
+    // Bits 9–31 of the address and the bits above 2^32: truncations, no division by a non-power
+    // of two and no floating-point remainder (a library call).
+    const low = address >>> 9;
+    const high = (address / TWO_POW_32) | 0;
     return Math.imul(low ^ Math.imul(high, 0x85ebca6b), 0x9e3779b1) >>> this.shift;
   }
 

@@ -33,8 +33,12 @@
  * Beyond PyTorch: `release(bytes)` frees only as much as asked, preferring the single smallest
  * segment that covers it; segments unused for `decayMs` go back to the source (jemalloc's decay).
  *
- * Hot path: a cache hit is one ordered-index lookup and removal, an optional split, a Map insert and
- * a dozen counter stores; a free is a Map lookup, up to two merges and one index insert.
+ * Hot path: a cache hit is one ordered-index lookup; when the block splits, the remainder keeps the
+ * block's slot and index entry and is rekeyed in place while its order holds (a predecessor check),
+ * so nothing is removed or inserted. A free merging with a cached neighbour likewise grows that
+ * neighbour's key in place (a successor check); only a free with no cached neighbour inserts. Then
+ * an address-table insert or removal and a few batched counter stores (`PoolCounters`); no object,
+ * array or closure is allocated.
  */
 import type { OrderedIndex } from '@allot/blocks';
 import {
@@ -151,6 +155,40 @@ function hex(address: number): string {
   return Number.isFinite(address) ? `0x${address.toString(16)}` : String(address);
 }
 
+/**
+ * Gives cached block `id` the smaller key (size, address): in place when its predecessor still sorts
+ * before it (the order after it cannot change), else by removal and insertion.
+ */
+function shrinkKey(index: OrderedIndex, id: number, size: number, address: number): void {
+  const before = index.predecessor(id);
+  if (before !== NIL) {
+    const p = index.primary(before);
+    if (p > size || (p === size && index.secondary(before) > address)) {
+      index.remove(id);
+      index.insert(id, size, address, size);
+      return;
+    }
+  }
+  index.updateInPlace(id, size, address, size);
+}
+
+/**
+ * Gives cached block `id` the larger key (size, address): in place when its successor still sorts
+ * after it, else by removal and insertion.
+ */
+function growKey(index: OrderedIndex, id: number, size: number, address: number): void {
+  const after = index.successor(id);
+  if (after !== NIL) {
+    const p = index.primary(after);
+    if (p < size || (p === size && index.secondary(after) < address)) {
+      index.remove(id);
+      index.insert(id, size, address, size);
+      return;
+    }
+  }
+  index.updateInPlace(id, size, address, size);
+}
+
 /** Makes a {@link CachingPool}. */
 export function cachingPool(options: CachingPoolOptions): CachingPool {
   return new CachingPool(options);
@@ -203,6 +241,10 @@ export class CachingPool implements Allocator, PoolStatsSource {
   /** Entirely free segments, in the order they became so (only with `decayMs`). */
   private readonly idle: Set<Segment> | null;
   private lastFailure: Failure | null = null;
+  /** Whether free-block searches are counted (the clock of garbage-collection ages). */
+  private readonly countSearches: boolean;
+  /** The index {@link findFreeBlock} found its block in. */
+  private foundIn: OrderedIndex | null = null;
 
   constructor(options: CachingPoolOptions) {
     if (typeof options?.source?.acquire !== 'function') {
@@ -227,6 +269,7 @@ export class CachingPool implements Allocator, PoolStatsSource {
     this.divisions = this.settings.roundupPower2Divisions;
     this.plainRounding = this.divisions.every((d) => d <= 1);
     this.expandable = this.settings.expandableSegments && typeof this.source.grow === 'function';
+    this.countSearches = this.settings.garbageCollectionThreshold > 0;
     this.events = isStreamOrderedSource(this.source) ? this.source : null;
     const fraction = options.memoryFraction ?? this.settings.memoryFraction;
     if (fraction !== undefined) this.setMemoryFraction(fraction);
@@ -268,12 +311,11 @@ export class CachingPool implements Allocator, PoolStatsSource {
     const small = rounded <= SMALL_SIZE;
     const owner = this.target;
     const lists = small ? owner.small : owner.large;
-    let slot = this.findFreeBlock(owner, lists, stream, rounded, align);
-    if (slot === NIL) {
-      slot = this.allocateSlow(owner, lists, stream, size, rounded, align);
-      if (slot === NIL) return null;
-    }
-    return this.useBlock(owner, lists, slot, size, rounded, align);
+    let slot = this.findFreeBlock(lists, stream, rounded, align);
+    if (slot !== NIL) return this.useBlock(owner, lists, slot, size, rounded, align, this.foundIn);
+    slot = this.allocateSlow(owner, lists, stream, size, rounded, align);
+    if (slot === NIL) return null;
+    return this.useBlock(owner, lists, slot, size, rounded, align, null);
   }
 
   /**
@@ -300,26 +342,20 @@ export class CachingPool implements Allocator, PoolStatsSource {
     const b = this.blocks;
     const seg = this.segments[b.segment[slot]!]!;
     const size = b.size[slot]!;
-    const owner = seg.owner;
-    this.counters.decrease(Family.Allocation, seg.small, 1);
-    this.counters.decrease(Family.AllocatedBytes, seg.small, size);
-    if (size >= this.maxSplitSize) this.counters.decrease(Family.OversizeAllocations, seg.small, 1);
-    if (owner.counters !== null) {
-      owner.counters.decrease(Family.Allocation, seg.small, 1);
-      owner.counters.decrease(Family.AllocatedBytes, seg.small, size);
-      if (size >= this.maxSplitSize)
-        owner.counters.decrease(Family.OversizeAllocations, seg.small, 1);
+    const oversize = size >= this.maxSplitSize;
+    // Stream uses exist only after recordStream on a stream-ordered source.
+    const uses = this.streamUses.size === 0 ? undefined : this.streamUses.get(slot);
+    const pending = uses !== undefined;
+    this.counters.freed(seg.small, size, oversize, pending);
+    const own = seg.owner.counters;
+    if (own !== null) own.freed(seg.small, size, oversize, pending);
+    if (pending) {
+      this.streamUses.delete(slot);
+      b.state[slot] = BlockState.PendingFree;
+      this.insertEvents(slot, uses);
+      return;
     }
-    if (this.streamUses.size !== 0) {
-      const uses = this.streamUses.get(slot);
-      if (uses !== undefined) {
-        this.streamUses.delete(slot);
-        b.state[slot] = BlockState.PendingFree;
-        this.insertEvents(slot, uses);
-        return;
-      }
-    }
-    this.freeBlock(slot, seg);
+    this.freeBlock(slot, seg, false);
   }
 
   usableSize(address: number): number {
@@ -634,15 +670,12 @@ export class CachingPool implements Allocator, PoolStatsSource {
 
   // ── internals: finding and using blocks ───────────────────────────────────────────────────
 
-  /** PyTorch's `get_free_block`: best fit in the stream's index, with the oversize rules. */
-  private findFreeBlock(
-    owner: PoolOwner,
-    lists: FreeLists,
-    stream: Stream,
-    rounded: number,
-    align: number,
-  ): number {
-    if (this.settings.garbageCollectionThreshold > 0) lists.searches++;
+  /**
+   * PyTorch's `get_free_block`: best fit in the stream's index, with the oversize rules. Returns the
+   * block, left in its index (kept in {@link foundIn}) for {@link useBlock}, or NIL.
+   */
+  private findFreeBlock(lists: FreeLists, stream: Stream, rounded: number, align: number): number {
+    if (this.countSearches) lists.searches++;
     const index = stream === 0 ? lists.stream0 : lists.byStream.get(stream);
     if (index == null) return NIL;
     let id = index.lowerBound(rounded, Number.NEGATIVE_INFINITY);
@@ -663,11 +696,21 @@ export class CachingPool implements Allocator, PoolStatsSource {
     } else if (size >= rounded + this.maxNonSplitRounding) {
       return NIL;
     }
-    this.unindex(owner, lists.small, index, id);
+    this.foundIn = index;
     return id;
   }
 
-  /** PyTorch's `alloc_found_block`: aligns, splits the remainder off, marks the block allocated. */
+  /** Whether a block of `rounded + remaining` bytes serving `rounded` has its remainder split off. */
+  private splits(small: boolean, rounded: number, remaining: number): boolean {
+    return small || this.expandable
+      ? remaining >= MIN_BLOCK_SIZE
+      : rounded < this.maxSplitSize && remaining > SMALL_SIZE;
+  }
+
+  /**
+   * PyTorch's `alloc_found_block`: aligns, splits the remainder off, marks the block allocated.
+   * `index` holds `slot` when it was found cached; null when `slot` is unindexed (a new segment).
+   */
   private useBlock(
     owner: PoolOwner,
     lists: FreeLists,
@@ -675,10 +718,57 @@ export class CachingPool implements Allocator, PoolStatsSource {
     size: number,
     rounded: number,
     align: number,
+    index: OrderedIndex | null,
   ): number {
     const b = this.blocks;
     const seg = this.segments[b.segment[slot]!]!;
     if (this.idle !== null) this.idle.delete(seg);
+    if (index !== null) {
+      const address = b.address[slot]!;
+      const total = b.size[slot]!;
+      const remaining = total - rounded;
+      if (
+        this.splits(lists.small, rounded, remaining) &&
+        (align <= MIN_BLOCK_SIZE || alignUp(address, align) === address)
+      ) {
+        // The remainder keeps the cached block's slot and index entry, rekeyed (in place when its
+        // order among the cached blocks holds); the allocation takes a fresh slot in front of it.
+        const used = b.take();
+        const before = b.prev[slot]!;
+        const wasSplit = (before !== NIL || b.next[slot] !== NIL) && !seg.expandable;
+        b.address[used] = address;
+        b.size[used] = rounded;
+        b.segment[used] = seg.id;
+        b.events[used] = 0;
+        b.prev[used] = before;
+        b.next[used] = slot;
+        if (before === NIL) seg.head = used;
+        else b.next[before] = used;
+        b.prev[slot] = used;
+        const rest = address + rounded;
+        b.address[slot] = rest;
+        b.size[slot] = remaining;
+        b.gcBase[slot] = lists.searches;
+        shrinkKey(index, slot, remaining, rest);
+        this.recache(owner, lists.small, wasSplit, total, !seg.expandable, remaining);
+        return this.handOut(owner, lists.small, used, address, size);
+      }
+      this.unindex(owner, lists.small, index, slot);
+    }
+    return this.useUnindexed(owner, lists, seg, slot, size, rounded, align);
+  }
+
+  /** {@link useBlock} for a block out of the index: alignment padding, the split, the hand-out. */
+  private useUnindexed(
+    owner: PoolOwner,
+    lists: FreeLists,
+    seg: Segment,
+    slot: number,
+    size: number,
+    rounded: number,
+    align: number,
+  ): number {
+    const b = this.blocks;
     let address = b.address[slot]!;
     if (align > MIN_BLOCK_SIZE) {
       const start = alignUp(address, align);
@@ -703,11 +793,7 @@ export class CachingPool implements Allocator, PoolStatsSource {
       }
     }
     const remaining = b.size[slot]! - rounded;
-    const split =
-      lists.small || this.expandable
-        ? remaining >= MIN_BLOCK_SIZE
-        : rounded < this.maxSplitSize && remaining > SMALL_SIZE;
-    if (split) {
+    if (this.splits(lists.small, rounded, remaining)) {
       const rest = b.take();
       const after = b.next[slot]!;
       b.address[rest] = address + rounded;
@@ -723,22 +809,26 @@ export class CachingPool implements Allocator, PoolStatsSource {
       b.state[rest] = BlockState.Free;
       this.index(owner, lists, seg.stream, rest);
     }
+    return this.handOut(owner, lists.small, slot, address, size);
+  }
+
+  /** Marks `slot` (at `address`) allocated for a request of `size` bytes and counts it. */
+  private handOut(
+    owner: PoolOwner,
+    small: boolean,
+    slot: number,
+    address: number,
+    size: number,
+  ): number {
+    const b = this.blocks;
     b.state[slot] = BlockState.Allocated;
     b.requested[slot] = size;
     this.live.set(address, slot);
     const usable = b.size[slot]!;
-    this.countAllocation(this.counters, lists.small, usable, size);
-    if (owner.counters !== null) this.countAllocation(owner.counters, lists.small, usable, size);
+    const oversize = usable >= this.maxSplitSize;
+    this.counters.allocated(small, usable, size, oversize);
+    if (owner.counters !== null) owner.counters.allocated(small, usable, size, oversize);
     return address;
-  }
-
-  private countAllocation(c: PoolCounters, small: boolean, usable: number, size: number): void {
-    c.increase(Family.Allocation, small, 1);
-    c.increase(Family.AllocatedBytes, small, usable);
-    c.increase(Family.Active, small, 1);
-    c.increase(Family.ActiveBytes, small, usable);
-    c.increase(Family.RequestedBytes, small, size);
-    if (usable >= this.maxSplitSize) c.increase(Family.OversizeAllocations, small, 1);
   }
 
   /** Adds a free block to its index, with the cached and inactive-split figures. */
@@ -747,92 +837,108 @@ export class CachingPool implements Allocator, PoolStatsSource {
     const size = b.size[slot]!;
     b.gcBase[slot] = lists.searches;
     lists.index(stream).insert(slot, size, b.address[slot]!, size);
-    this.countCached(owner, lists.small, slot, size, 1);
+    this.recache(owner, lists.small, false, -1, this.isSplit(slot), size);
   }
 
   /** Removes a free block from its index, with the cached and inactive-split figures. */
   private unindex(owner: PoolOwner, small: boolean, index: OrderedIndex, slot: number): void {
     index.remove(slot);
-    this.countCached(owner, small, slot, this.blocks.size[slot]!, -1);
+    this.recache(owner, small, this.isSplit(slot), this.blocks.size[slot]!, false, -1);
   }
 
-  private countCached(
+  /** Whether `slot` is part of a split segment (an expandable segment's blocks never count). */
+  private isSplit(slot: number): boolean {
+    const b = this.blocks;
+    return (
+      (b.prev[slot] !== NIL || b.next[slot] !== NIL) && !this.segments[b.segment[slot]!]!.expandable
+    );
+  }
+
+  /**
+   * Cached and inactive-split figures: a cached block of `removed` bytes leaves the cache and one of
+   * `added` bytes enters it (each negative when none), for the pool and the block's owner.
+   */
+  private recache(
     owner: PoolOwner,
     small: boolean,
-    slot: number,
-    size: number,
-    sign: 1 | -1,
+    removedSplit: boolean,
+    removed: number,
+    addedSplit: boolean,
+    added: number,
   ): void {
-    const b = this.blocks;
-    const split =
-      (b.prev[slot] !== NIL || b.next[slot] !== NIL) &&
-      !this.segments[b.segment[slot]!]!.expandable;
-    this.countCachedIn(this.counters, small, size, sign, split);
-    if (owner.counters !== null) this.countCachedIn(owner.counters, small, size, sign, split);
+    this.counters.recached(small, removedSplit, removed, addedSplit, added);
+    if (owner.counters !== null)
+      owner.counters.recached(small, removedSplit, removed, addedSplit, added);
   }
 
-  private countCachedIn(
-    c: PoolCounters,
-    small: boolean,
-    size: number,
-    sign: 1 | -1,
-    split: boolean,
-  ): void {
-    c.cachedBlocks += sign;
-    if (!split) return;
-    if (sign > 0) {
-      c.increase(Family.InactiveSplit, small, 1);
-      c.increase(Family.InactiveSplitBytes, small, size);
-    } else {
-      c.decrease(Family.InactiveSplit, small, 1);
-      c.decrease(Family.InactiveSplitBytes, small, size);
-    }
-  }
-
-  /** PyTorch's `free_block`: merges with free neighbours and caches the result. */
-  private freeBlock(slot: number, seg: Segment): void {
+  /**
+   * PyTorch's `free_block`: merges with free neighbours and caches the result (`pending`: the block
+   * waited for streams since its free). A merged block keeps
+   * a free neighbour's slot and index entry (the previous block's when it is free), rekeyed in place
+   * when its order among the cached blocks holds.
+   */
+  private freeBlock(slot: number, seg: Segment, pending: boolean): void {
     const b = this.blocks;
     const owner = seg.owner;
-    const lists = seg.small ? owner.small : owner.large;
+    const small = seg.small;
+    const lists = small ? owner.small : owner.large;
     const address = b.address[slot]!;
     const size = b.size[slot]!;
     const requested = b.requested[slot]!;
     b.state[slot] = BlockState.Free;
     const prev = b.prev[slot]!;
-    if (prev !== NIL && b.state[prev] === BlockState.Free) {
-      this.unindex(owner, seg.small, lists.find(seg.stream)!, prev);
-      b.address[slot] = b.address[prev]!;
-      b.size[slot]! += b.size[prev]!;
-      const before = b.prev[prev]!;
-      b.prev[slot] = before;
-      if (before === NIL) seg.head = slot;
-      else b.next[before] = slot;
-      b.recycle(prev);
-    }
     const next = b.next[slot]!;
-    if (next !== NIL && b.state[next] === BlockState.Free) {
-      this.unindex(owner, seg.small, lists.find(seg.stream)!, next);
-      b.size[slot]! += b.size[next]!;
-      const after = b.next[next]!;
-      b.next[slot] = after;
-      if (after === NIL) seg.tail = slot;
-      else b.prev[after] = slot;
-      b.recycle(next);
+    const prevFree = prev !== NIL && b.state[prev] === BlockState.Free;
+    const nextFree = next !== NIL && b.state[next] === BlockState.Free;
+    let cached = slot;
+    if (!prevFree && !nextFree) {
+      this.index(owner, lists, seg.stream, slot);
+    } else {
+      const index = lists.find(seg.stream)!;
+      // A cached neighbour of a block is always part of a split segment.
+      const wasSplit = !seg.expandable;
+      if (prevFree) {
+        cached = prev;
+        const before = b.size[prev]!;
+        let merged = before + size;
+        let after = next;
+        if (nextFree) {
+          this.unindex(owner, small, index, next);
+          merged += b.size[next]!;
+          after = b.next[next]!;
+          b.recycle(next);
+        }
+        b.size[prev] = merged;
+        b.next[prev] = after;
+        if (after === NIL) seg.tail = prev;
+        else b.prev[after] = prev;
+        b.recycle(slot);
+        b.gcBase[prev] = lists.searches;
+        growKey(index, prev, merged, b.address[prev]!);
+        const split = (b.prev[prev] !== NIL || after !== NIL) && !seg.expandable;
+        this.recache(owner, small, wasSplit, before, split, merged);
+      } else {
+        cached = next;
+        const before = b.size[next]!;
+        const merged = before + size;
+        b.address[next] = address;
+        b.size[next] = merged;
+        b.prev[next] = prev;
+        if (prev === NIL) seg.head = next;
+        else b.next[prev] = next;
+        b.recycle(slot);
+        b.gcBase[next] = lists.searches;
+        growKey(index, next, merged, address);
+        const split = (prev !== NIL || b.next[next] !== NIL) && !seg.expandable;
+        this.recache(owner, small, wasSplit, before, split, merged);
+      }
     }
-    this.index(owner, lists, seg.stream, slot);
-    const c = this.counters;
-    c.decrease(Family.Active, seg.small, 1);
-    c.decrease(Family.ActiveBytes, seg.small, size);
-    c.decrease(Family.RequestedBytes, seg.small, requested);
-    if (owner.counters !== null) {
-      owner.counters.decrease(Family.Active, seg.small, 1);
-      owner.counters.decrease(Family.ActiveBytes, seg.small, size);
-      owner.counters.decrease(Family.RequestedBytes, seg.small, requested);
-    }
+    this.counters.deactivated(small, size, requested, pending);
+    if (owner.counters !== null) owner.counters.deactivated(small, size, requested, pending);
     if (this.sinks.length !== 0) {
       for (const sink of this.sinks) sink.freeCompleted(address, size, seg.stream);
     }
-    if (b.prev[slot] === NIL && b.next[slot] === NIL) this.becameUnused(seg);
+    if (b.prev[cached] === NIL && b.next[cached] === NIL) this.becameUnused(seg);
   }
 
   /** A segment's memory is all free again: released pools give it back, decay notes the time. */
@@ -866,9 +972,12 @@ export class CachingPool implements Allocator, PoolStatsSource {
     if (this.idle !== null && this.idle.size > 0) this.decay();
     let slot = NIL;
     if (this.callbacks.length > 0 && this.runCallbacks(rounded, stream)) {
-      slot = this.findFreeBlock(owner, lists, stream, rounded, align);
+      slot = this.findFreeBlock(lists, stream, rounded, align);
     }
-    if (slot !== NIL) return slot;
+    if (slot !== NIL) {
+      this.unindex(owner, lists.small, this.foundIn!, slot);
+      return slot;
+    }
     if (this.settings.garbageCollectionThreshold > 0 && this.allowedMemory !== NO_CAP) {
       this.collectGarbage();
     }
@@ -1183,7 +1292,7 @@ export class CachingPool implements Allocator, PoolStatsSource {
     this.pendingCount--;
     const b = this.blocks;
     b.events[p.slot]! -= 1;
-    if (b.events[p.slot] === 0) this.freeBlock(p.slot, this.segments[b.segment[p.slot]!]!);
+    if (b.events[p.slot] === 0) this.freeBlock(p.slot, this.segments[b.segment[p.slot]!]!, true);
   }
 
   /** PyTorch's `synchronize_and_free_events`: waits where the source can, then completes. */
