@@ -55,6 +55,7 @@ import {
 } from '@allot/core';
 import {
   diagnose,
+  flattenPoolStats,
   type MemoryStats,
   type PoolLayoutBlock,
   type PoolLayoutSegment,
@@ -73,7 +74,6 @@ import {
 } from './alloc-conf';
 import { BlockState, BlockStore, NIL } from './block-store';
 import { LARGE_BUFFER, MIN_BLOCK_SIZE, SMALL_BUFFER, SMALL_SIZE } from './constants';
-import { flattenPoolStats } from './memory-stats';
 import { outOfMemoryMessage } from './oom-message';
 import { Family, PoolCounters } from './pool-counters';
 import { type FreeLists, PoolOwner, type Segment } from './pool-owner';

@@ -23,7 +23,6 @@ export {
   SMALL_BUFFER,
   SMALL_SIZE,
 } from './constants';
-export { flattenPoolStats } from './memory-stats';
 export { formatSize } from './oom-message';
 export {
   isStreamOrderedSource,

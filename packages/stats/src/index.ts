@@ -8,7 +8,12 @@ export {
   outOfMemoryError,
 } from './diagnose';
 export { externalFragmentation, type FragmentationFigures, fragmentation } from './fragmentation';
-export { type MemoryStats, memoryStats } from './memory-stats';
+export {
+  flattenPoolStats,
+  type MemoryStats,
+  memoryStats,
+  type PoolStatsFallback,
+} from './memory-stats';
 export { type MemorySummaryOptions, memorySummary } from './memory-summary';
 export {
   PickleFloat,

@@ -117,22 +117,37 @@ function put(out: Record<string, number>, prefix: string, counter: Counter): voi
   for (const figure of FIGURES) out[`${prefix}.${figure}`] = counter[figure];
 }
 
-/** `torch.cuda.memory_stats()` for an allocator wrapped by `withStats` (keys sorted). */
-export function memoryStats(stats: StatsAllocator): MemoryStats {
-  const own = ownFigures(stats);
-  const report: PoolStatsReport | undefined = stats.poolSource?.poolStats();
+/** What the adaptor itself knows, for the figures a pool's report leaves out. */
+export interface PoolStatsFallback {
+  /** Figures of the `all` entries. */
+  readonly all: Readonly<Record<StatFamily, Counter>>;
+  /** Failed allocations, when the report has no `numOoms`. */
+  readonly numOoms: number;
+}
+
+/**
+ * A pool's report under the keys of `torch.cuda.memory_stats()`, sorted. Families the report's
+ * `all` entry leaves out come from `fallback` (or are zero); `small_pool`/`large_pool` entries
+ * appear when the report has them, or always when there is no fallback (a pool speaking for
+ * itself reports both).
+ */
+export function flattenPoolStats(
+  report: PoolStatsReport | undefined,
+  fallback?: PoolStatsFallback,
+): MemoryStats {
   const out: Record<string, number> = {};
   const all = report?.pools.all;
-  for (const family of STAT_FAMILIES) put(out, `${family}.all`, all?.[family] ?? own[family]);
+  for (const family of STAT_FAMILIES) {
+    put(out, `${family}.all`, all?.[family] ?? fallback?.all[family] ?? ZERO);
+  }
   for (const pool of ['small_pool', 'large_pool'] as const satisfies readonly PoolName[]) {
     const figures = report?.pools[pool];
-    if (!figures) continue;
-    for (const family of STAT_FAMILIES) put(out, `${family}.${pool}`, figures[family] ?? ZERO);
+    if (!figures && fallback) continue;
+    for (const family of STAT_FAMILIES) put(out, `${family}.${pool}`, figures?.[family] ?? ZERO);
   }
-  const totals = stats.totals();
-  const segment = all?.segment ?? own.segment;
+  const segment = all?.segment ?? fallback?.all.segment ?? ZERO;
   out.num_alloc_retries = report?.numAllocRetries ?? 0;
-  out.num_ooms = report?.numOoms ?? totals.failures.allocated;
+  out.num_ooms = report?.numOoms ?? fallback?.numOoms ?? 0;
   out.num_sync_all_streams = report?.numSyncAllStreams ?? 0;
   out.num_device_alloc = report?.numDeviceAlloc ?? segment.allocated;
   out.num_device_free = report?.numDeviceFree ?? segment.freed;
@@ -142,4 +157,12 @@ export function memoryStats(stats: StatsAllocator): MemoryStats {
   const sorted: Record<string, number> = {};
   for (const key of Object.keys(out).sort()) sorted[key] = out[key]!;
   return sorted;
+}
+
+/** `torch.cuda.memory_stats()` for an allocator wrapped by `withStats` (keys sorted). */
+export function memoryStats(stats: StatsAllocator): MemoryStats {
+  return flattenPoolStats(stats.poolSource?.poolStats(), {
+    all: ownFigures(stats),
+    numOoms: stats.totals().failures.allocated,
+  });
 }
