@@ -82,8 +82,21 @@ export function foldInto(parent: Float64Array, child: Float64Array): void {
 }
 
 /** Sets every peak to the current value. */
-export function resetPeaks(counters: Float64Array): void {
-  for (const slot of SLOTS) counters[slot + PEAK] = counters[slot + CURRENT]!;
+/**
+ * Resets peaks across nested scopes, `levels` from the outermost to the innermost (the one being
+ * counted now). A scope's peak counts its inner scopes' activity on top of its own current, so
+ * each level's peak becomes its inclusive current: its own plus every inner level's. Folded
+ * totals then read `peak === current`, as after a reset they must.
+ */
+export function resetPeaks(levels: readonly Float64Array[]): void {
+  for (const slot of SLOTS) {
+    let inclusive = 0;
+    for (let i = levels.length - 1; i >= 0; i--) {
+      const level = levels[i]!;
+      inclusive += level[slot + CURRENT]!;
+      level[slot + PEAK] = inclusive;
+    }
+  }
 }
 
 /** Zeroes the cumulative figures. */

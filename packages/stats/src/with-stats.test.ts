@@ -90,6 +90,20 @@ describe('withStats', () => {
     expect(stats.depth).toBe(0);
   });
 
+  it('resets peaks to the current figure inside an open scope', () => {
+    // alloc, push, free the outer block inside the scope, resetPeak: every peak is now current.
+    const stats = withStats(tinyFirstFit({ capacity: 64 * KiB, granule: 1 }));
+    const a = stats.allocate(1)!;
+    stats.push();
+    stats.free(a);
+    stats.resetPeak();
+    expect(stats.totals().requestedBytes).toMatchObject({ current: 0, peak: 0 });
+    stats.allocate(5);
+    expect(stats.totals().requestedBytes).toMatchObject({ current: 5, peak: 5 });
+    expect(stats.pop().requestedBytes).toMatchObject({ current: 4, peak: 4 }); // the scope's own net figures
+    expect(stats.totals().requestedBytes).toMatchObject({ current: 5, peak: 5 });
+  });
+
   it('resets peaks and accumulated figures', () => {
     const stats = withStats(tinyFirstFit({ capacity: 64 * KiB, granule: 1 }));
     const a = stats.allocate(1000)!;

@@ -210,8 +210,7 @@ export class StatsAllocator<Upstream extends Allocator = Allocator> implements A
 
   /** Sets every peak to its current value (in every open scope), like `reset_peak_memory_stats`. */
   resetPeak(): void {
-    resetPeaks(this.counters);
-    for (const scope of this.scopes) resetPeaks(scope);
+    resetPeaks([...this.scopes, this.counters]);
     this.peakEpochValue++;
   }
 
