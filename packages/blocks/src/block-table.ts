@@ -168,14 +168,14 @@ export class BlockTable {
 }
 
 /** A Float64Array of `length` elements starting with a copy of `from`. */
-export function growFloat(from: Float64Array, length: number): Float64Array {
+export function growFloat(from: Float64Array, length: number): Float64Array<ArrayBuffer> {
   const to = new Float64Array(length);
   to.set(from);
   return to;
 }
 
 /** An Int32Array of `length` elements starting with a copy of `from`. */
-export function growInt(from: Int32Array, length: number): Int32Array {
+export function growInt(from: Int32Array, length: number): Int32Array<ArrayBuffer> {
   const to = new Int32Array(length);
   to.set(from);
   return to;

@@ -1,5 +1,5 @@
 export { AddressMap } from './address-map';
-export { BlockState, BlockTable, NIL } from './block-table';
+export { BlockState, BlockTable, growFloat, growInt, NIL } from './block-table';
 export {
   type CompactionMove,
   type CompactionPlan,

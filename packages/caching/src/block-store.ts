@@ -5,8 +5,10 @@
  * means the block is a whole segment. Removed slots go on a spare list; the arrays double when full.
  */
 
-/** "No block". */
-export const NIL = -1;
+import { growFloat, growInt, NIL } from '@allot/blocks';
+
+/** "No block" (the same sentinel as the free-block index's). */
+export { NIL };
 
 /** Life of a block. */
 export const BlockState = {
@@ -22,18 +24,6 @@ export const BlockState = {
 export type BlockState = (typeof BlockState)[keyof typeof BlockState];
 
 const INITIAL_SLOTS = 256;
-
-function grownFloat(a: Float64Array, n: number): Float64Array<ArrayBuffer> {
-  const b = new Float64Array(n);
-  b.set(a);
-  return b;
-}
-
-function grownInt(a: Int32Array, n: number): Int32Array<ArrayBuffer> {
-  const b = new Int32Array(n);
-  b.set(a);
-  return b;
-}
 
 export class BlockStore {
   /** First byte of each block. */
@@ -84,14 +74,14 @@ export class BlockStore {
 
   private grow(): void {
     const n = this.state.length * 2;
-    this.address = grownFloat(this.address, n);
-    this.size = grownFloat(this.size, n);
-    this.requested = grownFloat(this.requested, n);
-    this.gcBase = grownFloat(this.gcBase, n);
-    this.prev = grownInt(this.prev, n);
-    this.next = grownInt(this.next, n);
-    this.segment = grownInt(this.segment, n);
-    this.events = grownInt(this.events, n);
+    this.address = growFloat(this.address, n);
+    this.size = growFloat(this.size, n);
+    this.requested = growFloat(this.requested, n);
+    this.gcBase = growFloat(this.gcBase, n);
+    this.prev = growInt(this.prev, n);
+    this.next = growInt(this.next, n);
+    this.segment = growInt(this.segment, n);
+    this.events = growInt(this.events, n);
     const state = new Uint8Array(n);
     state.set(this.state);
     this.state = state;
