@@ -1,11 +1,13 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { bestFit } from '@allot/best-fit';
 import type { Allocator } from '@allot/core';
+import { readTraceFile, replay } from '@allot/workloads';
 import { describe, expect, it } from 'vitest';
 import { hasPython, python } from '../test/support/python';
 import { tinyFirstFit } from '../test/support/tiny-first-fit';
-import { readMallocTrace, tracePath } from '../test/support/traces';
+import { tracePath } from '../test/support/traces';
 import { unpickle } from '../test/support/unpickle';
 import {
   type TorchSnapshot,
@@ -177,22 +179,12 @@ describe('PyTorch snapshot export', () => {
       );
       return;
     }
-    const ops = readMallocTrace(path);
-    const stats = withStats(
-      tinyFirstFit({ capacity: 64 * 2 ** 20, base: 2 ** 32, alignment: 16 }),
-      {
-        trace: { capacity: 1 << 16 },
-      },
-    );
-    const addresses: (number | null)[] = [];
-    for (const op of ops) {
-      if (op.kind === 'alloc') addresses.push(stats.allocate(Math.max(1, op.size)));
-      else {
-        const address = addresses[op.index];
-        if (address !== null && address !== undefined) stats.free(address);
-      }
-    }
-    expect(addresses.every((a) => a !== null)).toBe(true);
+    // The acceptance case of the stats issue: best fit replays a real program, then exports.
+    const stats = withStats(bestFit({ capacity: 64 * 2 ** 20, base: 2 ** 32, alignment: 16 }), {
+      trace: { capacity: 1 << 16 },
+    });
+    const result = replay(readTraceFile(path), stats);
+    expect(result.failures).toBe(0);
     expect(stats.totals().allocations.current).toBe(5087);
     expect(stats.totals().requestedBytes.peak).toBeGreaterThanOrEqual(9_303_005);
     const file = join(dir, 'gcc-hello.pickle');
