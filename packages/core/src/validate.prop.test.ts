@@ -11,7 +11,11 @@ import {
   nextPowerOfTwo,
 } from './validate';
 
-const SEED = { seed: 7, numRuns: 500 };
+// FC_NUM_RUNS / FC_SEED lengthen or replay the run, as in every package's property tests.
+const SEED = {
+  seed: Number(process.env.FC_SEED ?? 7),
+  numRuns: Number(process.env.FC_NUM_RUNS ?? 500),
+};
 
 describe('alignment arithmetic is exact far above 2^32', () => {
   it('isPowerOfTwo', () => {
