@@ -7,6 +7,9 @@
  * - Keyed by `(address, 0)`, value = size: address-ordered first fit and next fit.
  * - Keyed by `(size, address)`: exact best fit (lower bound) and worst fit (the maximum).
  *
+ * Keys must be unique: no two ids may share `(primary, secondary)` (every caller keys blocks by
+ * address, or by size then address); the order of equal keys is not defined.
+ *
  * Nodes are ids, not objects: the caller's block slot is the node (intrusive), so no lookup maps an
  * id to a node. The arrays (links, keys, values, maxima, priorities) grow by doubling on demand;
  * insert and remove allocate nothing. Parent links make removal by id, in-order stepping and the

@@ -1,6 +1,9 @@
 /**
  * Ordered tree: a B+tree in typed arrays over caller-chosen integer ids, keyed by a pair of doubles
  * `(primary, secondary)` compared lexicographically, each id carrying a `value` (a block size).
+ * Keys must be unique: no two ids may share `(primary, secondary)` (every caller keys blocks by
+ * address, or by size then address); the order of equal keys is not defined.
+ *
  * It has the same interface as {@link OrderedIndex} and is what the fit strategies use: a node
  * holds up to 32 entries side by side in each array and is searched by bisection, so a lookup
  * touches two or three nodes where the treap follows twenty or more scattered links.
