@@ -10,6 +10,7 @@
  * Every row is built with alignment 8 (where the strategy takes one) and base 0, so capacities and
  * high-water marks compare across rows.
  */
+import { AS_TLSF_MAX_CAPACITY, asTlsf, compileAsTlsf } from './as-tlsf';
 import { bump } from './bump';
 import { THING_MAX_CAPACITY, thingMalloc } from './thing-malloc';
 
@@ -69,6 +70,12 @@ export async function importPackage(specifier: string): Promise<Module> {
   } catch (error) {
     const code = (error as { code?: string }).code;
     const folder = specifier.replace('@allot/', 'packages/');
+    if (
+      !specifier.startsWith('@allot/') &&
+      (code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND')
+    ) {
+      throw new RowUnavailableError(`${specifier} is not installed: run \`pnpm install\``);
+    }
     if (code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND') {
       throw new RowUnavailableError(
         `${specifier} is not built (no ${folder}/dist): run \`pnpm --filter ${specifier}... build\``,
@@ -202,6 +209,21 @@ export const ALLOCATORS: readonly AllocatorEntry[] = [
           large: range,
         });
       };
+    },
+  },
+  {
+    name: 'as-tlsf',
+    recipe:
+      "AssemblyScript's runtime TLSF (`heap.alloc`/`heap.free`, `--runtime minimal -O3`), compiled " +
+      'to wasm when the bench starts; a non-growing memory of the capacity holds its headers',
+    peer: true,
+    maxCapacity: AS_TLSF_MAX_CAPACITY,
+    load: async () => {
+      const asc = (await importPackage('assemblyscript/asc')).default;
+      if (asc === null || typeof asc !== 'object') {
+        throw new RowUnavailableError('assemblyscript/asc does not export the compiler');
+      }
+      return asTlsf(await compileAsTlsf(asc as Parameters<typeof compileAsTlsf>[0]));
     },
   },
   {

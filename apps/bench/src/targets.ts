@@ -150,8 +150,108 @@ function memoryAtMost(allocator: string, workloads: string, limit: number, sourc
   };
 }
 
+/**
+ * Capacity / peak live of each strategy on the training loop and the real-program traces in the
+ * full run of 2026-11-21 (before the lean engine of issue 15): the "no worse than today" line.
+ */
+const FRAGMENTATION_BASELINE: Readonly<Record<string, Readonly<Record<string, number>>>> = {
+  'first-fit': {
+    training: 1.039,
+    'trace:cpp-demangle': 1.002,
+    'trace:dogfood': 1.025,
+    'trace:ffmpeg': 1.015,
+    'trace:find': 1.21,
+    'trace:gcc-hello': 1.002,
+    'trace:grep-random-data': 1.136,
+    'trace:grep-recursive': 1.114,
+    'trace:ls': 1.002,
+    'trace:source-map': 1.001,
+  },
+  'best-fit': {
+    training: 1.015,
+    'trace:cpp-demangle': 1.002,
+    'trace:dogfood': 1.023,
+    'trace:ffmpeg': 1.016,
+    'trace:find': 1.005,
+    'trace:gcc-hello': 1.002,
+    'trace:grep-random-data': 1.136,
+    'trace:grep-recursive': 1.004,
+    'trace:ls': 1.002,
+    'trace:source-map': 1.001,
+  },
+  'good-fit': {
+    training: 1.051,
+    'trace:cpp-demangle': 1.002,
+    'trace:dogfood': 1.023,
+    'trace:ffmpeg': 1.016,
+    'trace:find': 1.005,
+    'trace:gcc-hello': 1.002,
+    'trace:grep-random-data': 1.136,
+    'trace:grep-recursive': 1.004,
+    'trace:ls': 1.002,
+    'trace:source-map': 1.001,
+  },
+  buddy: {
+    training: 1.044,
+    'trace:cpp-demangle': 1.176,
+    'trace:dogfood': 1.444,
+    'trace:ffmpeg': 1.554,
+    'trace:find': 1.845,
+    'trace:gcc-hello': 1.47,
+    'trace:grep-random-data': 1.802,
+    'trace:grep-recursive': 1.781,
+    'trace:ls': 1.844,
+    'trace:source-map': 1.469,
+  },
+  slab: {
+    'trace:cpp-demangle': 68.823,
+    'trace:find': 22.677,
+    'trace:grep-random-data': 26.742,
+    'trace:grep-recursive': 16.749,
+    'trace:ls': 25.764,
+  },
+};
+
+/** Bisection precision of a full run's capacity search, allowed as noise on top of the baseline. */
+const CAPACITY_SLACK = 1.002;
+
+/** Memory on the training loop and every real-program trace, each against its recorded baseline. */
+function memoryNoWorse(allocator: string, source: string): Target {
+  const baseline = FRAGMENTATION_BASELINE[allocator] ?? {};
+  return {
+    target: `${allocator}, training and every real-program trace: capacity / peak live`,
+    source,
+    limit: 'no worse than before (2026-11-21)',
+    evaluate: (run) => {
+      // The baseline comes from a full run; quick mode replays shorter workloads.
+      if (run.settings.quick) return null;
+      let worst: { excess: number; id: string; ratio: number; before: number } | null = null;
+      for (const id of Object.keys(baseline)) {
+        const cell = cellOf(run, allocator, id);
+        if (!cell) continue;
+        if (cell.capacityRatio === null) return null;
+        const before = baseline[id]!;
+        const excess = cell.capacityRatio / before;
+        if (!worst || excess > worst.excess) {
+          worst = { excess, id, ratio: cell.capacityRatio, before };
+        }
+      }
+      if (!worst) return null;
+      const where = worst.id.replace('trace:', '');
+      return {
+        measured: `worst ${where}: ${fmt(worst.ratio, 3)}× (before ${fmt(worst.before, 3)}×)`,
+        met: worst.excess <= CAPACITY_SLACK,
+      };
+    },
+  };
+}
+
 const I3 = 'issue 3';
 const I4 = 'issue 4';
+const I15 = 'issue 15';
+/** The wasm peer every speed target of issue 15 is a ratio against. */
+const AS_TLSF = 'as-tlsf';
+const FITS = ['first-fit', 'best-fit', 'good-fit'];
 
 /** Every target of the issues so far, in BENCHMARKS.md order. */
 export const TARGETS: readonly Target[] = [
@@ -177,6 +277,20 @@ export const TARGETS: readonly Target[] = [
   relativeTo('hybrid', 'slab', 'pairs-64', 1.25, I4, '"as fast as slab" (read as within 1.25×)'),
   memoryAtMost('hybrid', 'trace:*', 1.15, I4),
   memoryAtMost('hybrid', 'training', 1.15, I4),
+  ...FITS.flatMap((a) =>
+    ['pairs-64', 'pairs-4k'].map((w) =>
+      relativeTo(a, AS_TLSF, w, 1, I15, 'ns/op against AssemblyScript TLSF'),
+    ),
+  ),
+  relativeTo('good-fit', AS_TLSF, 'mix-5k', 1, I15, 'ns/op against AssemblyScript TLSF'),
+  relativeTo('first-fit', AS_TLSF, 'mix-5k', 1.5, I15, 'ns/op against AssemblyScript TLSF'),
+  relativeTo('best-fit', AS_TLSF, 'mix-5k', 1.5, I15, 'ns/op against AssemblyScript TLSF'),
+  ...['pairs-64', 'pairs-4k', 'mix-5k', 'mix-100k'].map((w) =>
+    relativeTo('buddy', AS_TLSF, w, 1, I15, 'ns/op against AssemblyScript TLSF'),
+  ),
+  relativeTo('slab', 'bump', 'pairs-64', 1.5, I15, 'ns/op against the floor'),
+  ...[...FITS, 'buddy', 'slab'].map((a) => growth(a, 'mix-5k', 'mix-100k', 1.5, I15)),
+  ...[...FITS, 'buddy', 'slab'].map((a) => memoryNoWorse(a, I15)),
 ];
 
 /** Evaluates every target against `run`. */
