@@ -18,6 +18,17 @@
  *   upper halves. Free merges with the buddy while the buddy is a free block of the same order; the
  *   buddy index is `i + n` or `i − n` by arithmetic on the index (exact for any index < 2^53, no
  *   32-bit XOR). Both are O(log(maxBlockSize / minBlockSize)) and allocate nothing.
+ * - Deferred merging, for the alloc/free ping-pong of one size: freeing a block whose buddy is free
+ *   would merge it up through every level, and the next allocation of that size would split the
+ *   same levels again (O(orders) each way). Instead, the freed block may stay unmerged on its
+ *   order's list as the *deferred block* (at most one, in the header's `WORD_DEFERRED`), when the
+ *   next allocation of its order could take it without breaking the buddy rule: every order from
+ *   its own up to where it would have merged holds only the buddies it would have merged with, so
+ *   the block it would have become is the smallest sufficient one. An allocation of its order
+ *   takes it in O(1); any other call settles it first (merges it as usual), and so do `usage`,
+ *   `stats`, `layout` and `reset`, so the heap always shows, and behaves as, the fully merged
+ *   heap. The check walks the levels once; a view remembers its answer until the free lists change
+ *   (`FIGURE_VERSION`), so a steady ping-pong is O(1) both ways.
  * - A request is rounded up to a power of two of at least its alignment: an aligned block of that
  *   order satisfies both. Alignment is relative to `base`, so a request whose alignment exceeds
  *   the largest power of two dividing `base` returns `null`.
@@ -37,7 +48,7 @@ import {
   type LayoutSegment,
   type Usage,
 } from '@allot/core';
-import { INV_POW, isUpperHalf, POW } from './block-index';
+import { INV_POW, POW } from './block-index';
 import {
   type BuddyConfig,
   type BuddyOptions,
@@ -52,6 +63,7 @@ import {
   FIGURE_CAPACITY,
   FIGURE_LIVE_COUNT,
   FIGURE_REQUESTED,
+  FIGURE_VERSION,
   HEADER_BYTES,
   HEADS_OFFSET,
   MAX_ORDERS,
@@ -63,6 +75,7 @@ import {
   TAG_FREE,
   TAG_LIVE,
   TAG_ORDER_MASK,
+  WORD_DEFERRED,
   WORD_MAGIC,
   WORD_MAX_ORDER,
   WORD_MIN_ORDER,
@@ -124,6 +137,10 @@ class BuddyHeap implements Buddy {
   /** First unit and order of each maximal block, in address order. */
   declare private readonly rootStarts: readonly number[];
   declare private readonly rootOrders: readonly number[];
+  /** What this view last worked out about deferring a block: its index, the version, the answer. */
+  declare private deferIndex: number;
+  declare private deferVersion: number;
+  declare private deferAllowed: boolean;
 
   constructor(config: BuddyConfig, state: ArrayBuffer | SharedArrayBuffer) {
     this.base = config.base;
@@ -154,6 +171,9 @@ class BuddyHeap implements Buddy {
     }
     this.rootStarts = starts;
     this.rootOrders = orders;
+    this.deferIndex = -1;
+    this.deferVersion = -1;
+    this.deferAllowed = false;
   }
 
   /** Writes a fresh heap into the state buffer (`zeroed`: the buffer is known to be all zeros). */
@@ -185,7 +205,20 @@ class BuddyHeap implements Buddy {
       // Units needed ≤ 2^31 (maxOrder ≤ 31), so clz32 is exact on this count.
       order = 32 - Math.clz32(Math.ceil(need * this.inverseUnit) - 1);
     }
-    const mask = this.words[WORD_NON_EMPTY]!;
+    const words = this.words;
+    const deferred = words[WORD_DEFERRED]!;
+    if (deferred !== 0) {
+      const index = deferred - 1;
+      if ((this.cells[index * CELL_WORDS + CELL_TAG]! & TAG_ORDER_MASK) === order) {
+        // The deferred block is the smallest sufficient one (checked when it was deferred).
+        words[WORD_DEFERRED] = 0;
+        this.remove(index, order);
+        return this.markLive(index, order, size);
+      }
+      this.settle();
+    }
+    this.figures[FIGURE_VERSION]!++;
+    const mask = words[WORD_NON_EMPTY]!;
     const available = mask >>> order;
     if (available === 0) return null;
     let k = order + 31 - Math.clz32(available & -available);
@@ -210,6 +243,12 @@ class BuddyHeap implements Buddy {
       this.words[WORD_NON_EMPTY]! |=
         ((1 << (31 - Math.clz32(available & -available))) - 1) << order;
     }
+    return this.markLive(index, order, size);
+  }
+
+  /** Tags block `index` of `order` live with `size` requested, counts it; returns its address. */
+  private markLive(index: number, order: number, size: number): number {
+    const cells = this.cells;
     const cell = index * CELL_WORDS;
     cells[cell + CELL_TAG] = TAG_LIVE | order;
     const high = Math.floor(size * INV_TWO_POW_32);
@@ -229,15 +268,81 @@ class BuddyHeap implements Buddy {
       throw this.invalidFree(address);
     }
     const cell = index * CELL_WORDS;
-    let k = cells[cell + CELL_TAG]! & TAG_ORDER_MASK;
+    const k = cells[cell + CELL_TAG]! & TAG_ORDER_MASK;
     // Read the requested size before the links reuse its words.
     const requested = cells[cell + CELL_PREV]! * TWO_POW_32 + cells[cell + CELL_NEXT]!;
-    const bytes = POW[k]! * this.minBlockSize;
+    const figures = this.figures;
+    figures[FIGURE_ALLOCATED]! -= POW[k]! * this.minBlockSize;
+    figures[FIGURE_REQUESTED]! -= requested;
+    figures[FIGURE_LIVE_COUNT]!--;
+    const words = this.words;
+    if (words[WORD_DEFERRED] !== 0) this.settle();
+    if (this.mayDefer(index, k)) {
+      this.push(index, k);
+      cells[cell + CELL_TAG] = TAG_FREE | k;
+      words[WORD_DEFERRED] = index + 1;
+      return;
+    }
+    figures[FIGURE_VERSION]!++;
+    this.release(index, k);
+  }
+
+  /**
+   * Whether block `index` of order `k`, just freed, may stay unmerged as the deferred block: its
+   * buddy is free (else there is nothing to put off), and every order it would merge through holds
+   * only the buddy it would merge with, so the next allocation of order `k` may take it and still
+   * come from the smallest sufficient block. Remembered per view until the lists change.
+   */
+  private mayDefer(index: number, k: number): boolean {
+    const version = this.figures[FIGURE_VERSION]!;
+    if (index === this.deferIndex && version === this.deferVersion) return this.deferAllowed;
+    const cells = this.cells;
+    const counts = this.counts;
+    const units = this.units;
+    const maxOrder = this.maxOrder;
+    let allowed = false;
+    let at = index;
+    for (let j = k; j < maxOrder; j++) {
+      // Block indices are unit counts below 2^32: bit j says which half of its parent it is.
+      const isUpper = ((at >>> j) & 1) === 1;
+      const buddy = isUpper ? at - POW[j]! : at + POW[j]!;
+      if (buddy >= units || cells[buddy * CELL_WORDS + CELL_TAG] !== (TAG_FREE | j)) break;
+      if (counts[j] !== 1) {
+        allowed = false;
+        break;
+      }
+      allowed = true;
+      if (isUpper) at = buddy;
+    }
+    this.deferIndex = index;
+    this.deferVersion = version;
+    this.deferAllowed = allowed;
+    return allowed;
+  }
+
+  /** Merges the deferred block, if any, as its free would have. */
+  private settle(): void {
+    const words = this.words;
+    const deferred = words[WORD_DEFERRED]!;
+    if (deferred === 0) return;
+    words[WORD_DEFERRED] = 0;
+    const index = deferred - 1;
+    const k = this.cells[index * CELL_WORDS + CELL_TAG]! & TAG_ORDER_MASK;
+    this.remove(index, k);
+    this.figures[FIGURE_VERSION]!++;
+    this.release(index, k);
+  }
+
+  /** Puts free block `index` of order `k` (on no list) back, merged with its free buddies. */
+  private release(index: number, order: number): void {
+    const cells = this.cells;
+    let k = order;
     let at = index;
     const maxOrder = this.maxOrder;
     const units = this.units;
     while (k < maxOrder) {
-      const isUpper = isUpperHalf(at, k);
+      // Block indices are unit counts below 2^32: bit k says which half of its parent it is.
+      const isUpper = ((at >>> k) & 1) === 1;
       const buddy = isUpper ? at - POW[k]! : at + POW[k]!;
       if (buddy >= units || cells[buddy * CELL_WORDS + CELL_TAG] !== (TAG_FREE | k)) break;
       this.remove(buddy, k);
@@ -251,10 +356,6 @@ class BuddyHeap implements Buddy {
     }
     this.push(at, k);
     cells[at * CELL_WORDS + CELL_TAG] = TAG_FREE | k;
-    const figures = this.figures;
-    figures[FIGURE_ALLOCATED]! -= bytes;
-    figures[FIGURE_REQUESTED]! -= requested;
-    figures[FIGURE_LIVE_COUNT]!--;
   }
 
   usableSize(address: number): number {
@@ -270,6 +371,7 @@ class BuddyHeap implements Buddy {
   }
 
   usage(): Usage {
+    this.settle();
     const f = this.figures;
     const allocatedBytes = f[FIGURE_ALLOCATED]!;
     const freeBytes = this.units * this.minBlockSize - allocatedBytes;
@@ -299,6 +401,7 @@ class BuddyHeap implements Buddy {
   }
 
   layout(): Layout {
+    this.settle();
     const segments: LayoutSegment[] = [];
     const unit = this.minBlockSize;
     const cells = this.cells;
@@ -334,6 +437,8 @@ class BuddyHeap implements Buddy {
     const { words, figures, cells } = this;
     // A new buffer is zeroed by the runtime: not touching it keeps its pages unmapped until used.
     if (!zeroed) cells.fill(0);
+    words[WORD_DEFERRED] = 0;
+    figures[FIGURE_VERSION]!++;
     this.heads.fill(NIL);
     this.counts.fill(0);
     words[WORD_NON_EMPTY] = 0;

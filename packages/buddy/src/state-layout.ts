@@ -32,7 +32,7 @@ import {
 /** Identifies an initialised buddy state buffer (`'BDDY'`). */
 export const STATE_MAGIC = 0x42444459;
 /** Bumped whenever the layout below changes; `attach` refuses other versions. */
-export const STATE_VERSION = 1;
+export const STATE_VERSION = 2;
 
 /** Most orders a heap can have: block indices are below 2^32, so orders run 0..31. */
 export const MAX_ORDERS = 32;
@@ -52,6 +52,11 @@ export const WORD_MIN_ORDER = 4;
 export const WORD_MAX_ORDER = 5;
 /** Number of units covered (capacity / minBlockSize, rounded down). */
 export const WORD_UNITS = 6;
+/**
+ * The deferred block: 1 + the unit index of the one freed block whose merge is put off (see
+ * `buddy.ts`), or 0 when there is none. It sits on its order's free list like any free block.
+ */
+export const WORD_DEFERRED = 7;
 /** Number of 32-bit words before the figures (bytes 0..31). */
 const WORD_COUNT = 8;
 
@@ -65,7 +70,12 @@ export const FIGURE_ALLOCATED = FIGURE_FIRST + 2;
 export const FIGURE_REQUESTED = FIGURE_FIRST + 3;
 /** Number of live blocks. (Free bytes are the rest of the units; free blocks, the list counts.) */
 export const FIGURE_LIVE_COUNT = FIGURE_FIRST + 4;
-/** One past the last f64 slot of the header (two spare slots). */
+/**
+ * Changes to the free lists other than the deferred block's own come and go: a view may reuse what
+ * it worked out about the deferred block while this is unchanged.
+ */
+export const FIGURE_VERSION = FIGURE_FIRST + 5;
+/** One past the last f64 slot of the header (one spare slot). */
 const FIGURE_END = FIGURE_FIRST + 7;
 
 /** Byte offset of the free-list heads (`Uint32Array`, one per order). */
