@@ -1,9 +1,11 @@
 /**
  * Best fit, good fit and worst fit over one range.
  *
- * - **best** (exact): free blocks sit in an {@link OrderedTree} (a B+tree) keyed by (size, address). The lower
- *   bound of the request size is the smallest block that fits, lowest address among equals:
- *   O(log n). With a larger alignment, blocks too small once padded are stepped over in size order.
+ * - **best** (exact): free blocks of up to 511 granules sit in exact-size bins
+ *   (min-heaps by address, with a bitmap of non-empty bins; see `exact-bins.ts`), larger ones in an
+ *   {@link OrderedTree} (a B+tree) keyed by (size, address). The first non-empty bin at or above
+ *   the request, else the tree's lower bound, is the smallest block that fits, lowest address among
+ *   equals. With a larger alignment, blocks too small once padded are stepped over in size order.
  * - **good** (TLSF): free blocks sit in {@link SegregatedLists}. The request is rounded up to the
  *   next class boundary, so the head of the first non-empty class at or above it always fits: O(1),
  *   wasting at most one class width (1/32 of the size). When that finds nothing, the few classes
@@ -38,6 +40,7 @@ import {
   sizeClass,
 } from '@allot/blocks';
 import { InvalidArgumentError } from '@allot/core';
+import { BinnedSizeIndex } from './exact-bins';
 
 export type { CompactionMove, CompactionPlan, CompactOptions };
 
@@ -61,9 +64,14 @@ const NEGATIVE_INFINITY = Number.NEGATIVE_INFINITY;
 
 /** Free blocks keyed by (size, address): exact best fit. */
 class SizeOrderedIndex implements FreeIndex {
-  protected readonly tree = new OrderedTree();
+  // Assigned in the constructor only (no `undefined` first): V8 keeps the fields' shapes exact.
+  declare protected readonly tree: OrderedTree;
+  declare protected readonly table: BlockTable;
 
-  constructor(protected readonly table: BlockTable) {}
+  constructor(table: BlockTable) {
+    this.tree = new OrderedTree();
+    this.table = table;
+  }
 
   insert(block: number): void {
     const size = this.table.size[block]!;
@@ -115,14 +123,24 @@ class WorstFitIndex extends SizeOrderedIndex {
   }
 }
 
-/** TLSF-style segregated lists: good fit in O(1). */
+/**
+ * TLSF-style segregated lists: good fit in O(1). Blocks are filed by their size in granules, so
+ * every class computation is integer arithmetic on a small count (see {@link SegregatedLists}).
+ */
 class SegregatedIndex implements FreeIndex {
-  private readonly lists = new SegregatedLists();
+  declare private readonly lists: SegregatedLists;
+  declare private readonly table: BlockTable;
+  declare private readonly inverseGranule: number;
 
-  constructor(private readonly table: BlockTable) {}
+  constructor(table: BlockTable, granule: number) {
+    this.lists = new SegregatedLists();
+    this.table = table;
+    // Multiplying by 1/granule is exact (a power of two) and cheaper than dividing.
+    this.inverseGranule = 1 / granule;
+  }
 
   insert(block: number): void {
-    this.lists.insert(block, this.table.size[block]!);
+    this.lists.insert(block, this.table.size[block]! * this.inverseGranule);
   }
 
   remove(block: number): void {
@@ -130,18 +148,17 @@ class SegregatedIndex implements FreeIndex {
   }
 
   update(block: number): void {
-    const lists = this.lists;
-    const size = this.table.size[block]!;
-    if (sizeClass(size) !== lists.classOfId(block)) {
-      lists.remove(block);
-      lists.insert(block, size);
-    }
+    this.lists.refile(block, this.table.size[block]! * this.inverseGranule);
   }
 
   find(size: number, alignment: number): number {
     const lists = this.lists;
     // Worst-case padding included: any block of the class found holds the request.
-    const c = lists.firstClassHolding(alignment === 1 ? size : size + alignment - 1);
+    const units =
+      alignment === 1
+        ? size * this.inverseGranule
+        : Math.ceil((size + alignment - 1) * this.inverseGranule);
+    const c = lists.firstClassHolding(units);
     if (c !== NIL) return lists.head(c);
     return this.search(size, alignment);
   }
@@ -166,7 +183,7 @@ class SegregatedIndex implements FreeIndex {
   private search(size: number, alignment: number): number {
     const lists = this.lists;
     for (
-      let c = lists.firstClassFrom(sizeClass(size));
+      let c = lists.firstClassFrom(sizeClass(size * this.inverseGranule));
       c !== NIL;
       c = lists.firstClassFrom(c + 1)
     ) {
@@ -190,9 +207,9 @@ export function bestFit(options: BestFitOptions): BestFitAllocator {
   const mode = options?.mode ?? 'best';
   switch (mode) {
     case 'best':
-      return new FitAllocator(options, (table) => new SizeOrderedIndex(table));
+      return new FitAllocator(options, (table, granule) => new BinnedSizeIndex(table, granule));
     case 'good':
-      return new FitAllocator(options, (table) => new SegregatedIndex(table));
+      return new FitAllocator(options, (table, granule) => new SegregatedIndex(table, granule));
     case 'worst':
       return new FitAllocator(options, (table) => new WorstFitIndex(table));
     default:

@@ -6,9 +6,11 @@
  * deleted entries are compacted by rehashing); this table costs a few, and allocates nothing per
  * operation.
  *
- * Keys are addresses: non-negative safe integers, compared exactly as doubles. Only the hash
- * mixes 32-bit words: the address is split exactly into its high and low words by division
- * (never truncated by a bitwise operator), then the words are mixed Fibonacci-style.
+ * Keys are non-negative safe integers (addresses, or better units such as granule or page
+ * indices), compared exactly as doubles. A key below 2^31, the common case once a caller keys by
+ * units, is hashed with one multiplication (Fibonacci hashing): no float is split or mixed. A
+ * larger key is split exactly into its high and low words by multiplication with 2^-32 (never
+ * truncated by a bitwise operator), then the words are mixed.
  *
  * ```
  *  bucket:  0      1      2      3      4      5      6      7
@@ -22,14 +24,18 @@ import { NIL } from './block-table';
 const EMPTY = -1;
 const TWO_POW_32 = 2 ** 32;
 const TWO_POW_MINUS_32 = 2 ** -32;
+/** Keys below this are hashed as one 32-bit word (exact: they fit in an int32). */
+const SMALL_KEY = 2 ** 31;
 const INITIAL_BUCKETS = 64;
 
 export class AddressMap {
-  private keys: Float64Array;
-  private values: Int32Array;
-  private mask: number;
-  private shift: number;
-  private count = 0;
+  // `declare`d fields are assigned in the constructor only: no `undefined` first, so V8 keeps
+  // their representation (Smi, typed array) exact.
+  declare private keys: Float64Array;
+  declare private values: Int32Array;
+  declare private mask: number;
+  declare private shift: number;
+  declare private count: number;
 
   /** @param initialBuckets - buckets to start with (rounded up to a power of two). @defaultValue 64 */
   constructor(initialBuckets: number = INITIAL_BUCKETS) {
@@ -39,6 +45,7 @@ export class AddressMap {
     this.values = new Int32Array(n);
     this.mask = n - 1;
     this.shift = Math.clz32(n) + 1;
+    this.count = 0;
   }
 
   /** Number of entries. */
@@ -121,11 +128,12 @@ export class AddressMap {
     this.count = 0;
   }
 
-  /** Bucket an address hashes to. */
-  private home(address: number): number {
+  /** Bucket a key hashes to. */
+  private home(key: number): number {
+    if (key < SMALL_KEY) return Math.imul(key, 0x9e3779b1) >>> this.shift;
     // Multiplying by 2^-32 is exact (a power of two) and cheaper than dividing.
-    const high = Math.floor(address * TWO_POW_MINUS_32);
-    const low = address - high * TWO_POW_32;
+    const high = Math.floor(key * TWO_POW_MINUS_32);
+    const low = key - high * TWO_POW_32;
     return Math.imul(low ^ Math.imul(high, 0x85ebca6b), 0x9e3779b1) >>> this.shift;
   }
 

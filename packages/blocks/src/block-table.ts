@@ -33,20 +33,21 @@ export type BlockState = (typeof BlockState)[keyof typeof BlockState];
 const INITIAL_SLOTS = 64;
 
 export class BlockTable {
+  // The arrays are `declare`d and assigned in the constructor (no `undefined` first).
   /** First byte of each block. */
-  address: Float64Array;
+  declare address: Float64Array;
   /** Size of each block, in bytes. */
-  size: Float64Array;
+  declare size: Float64Array;
   /** Bytes the caller asked for (live blocks). */
-  requested: Float64Array;
+  declare requested: Float64Array;
   /** Alignment the block was allocated with, in bytes (live blocks). */
-  alignment: Float64Array;
+  declare alignment: Float64Array;
   /** Previous block by address, or {@link NIL}. */
-  prev: Int32Array;
+  declare prev: Int32Array;
   /** Next block by address, or {@link NIL}; for unused slots, the next spare slot. */
-  next: Int32Array;
+  declare next: Int32Array;
   /** {@link BlockState} of each slot. */
-  state: Uint8Array;
+  declare state: Uint8Array;
   /** Lowest-address block, or {@link NIL} when the table is empty. */
   head = NIL;
   /** Highest-address block, or {@link NIL}. */

@@ -3,7 +3,8 @@
  * fit. It manages one range `[base, base + capacity)` with all bookkeeping outside it.
  *
  * - The {@link BlockTable} holds every block in address order; an {@link AddressMap} finds a live
- *   block by address.
+ *   block by its granule index (`(address − base) / granule`, an exact integer for every block
+ *   start), so the lookup hashes one small integer, never a float address.
  * - A strategy's {@link FreeIndex} files the free blocks and picks one for each request.
  * - Sizes are rounded up to the granule (the minimum alignment), so every block boundary stays on a
  *   granule and default-aligned requests never pad. A larger alignment pads the front of the chosen
@@ -84,25 +85,27 @@ export interface CompactOptions {
 }
 
 export class FitAllocator implements Allocator {
+  // Every field is `declare`d and assigned once in the constructor: no `undefined` first, so V8
+  // keeps number fields unboxed and the hot paths free of representation checks.
   /** Minimum alignment of every returned address, in bytes. */
-  readonly alignment: number;
+  declare readonly alignment: number;
   /** First byte of the managed range. */
-  readonly base: number;
+  declare readonly base: number;
   /** Bytes in the managed range. */
-  readonly capacity: number;
+  declare readonly capacity: number;
   /** The block table (read-only for callers: change it only through this allocator). */
-  readonly table = new BlockTable();
-  private readonly index: FreeIndex;
-  private readonly live = new AddressMap();
-  private readonly end: number;
-  private readonly baseAligned: boolean;
-  private readonly inverseGranule: number;
-  private readonly recent = new Float64Array(RECENT_FREES).fill(Number.NaN);
-  private recentAt = 0;
-  private allocatedBytes = 0;
-  private freeBytes = 0;
-  private freeBlocks = 0;
-  private generationCount = 0;
+  declare readonly table: BlockTable;
+  declare private readonly index: FreeIndex;
+  declare private readonly live: AddressMap;
+  declare private readonly end: number;
+  declare private readonly baseAligned: boolean;
+  declare private readonly inverseGranule: number;
+  declare private readonly recent: Float64Array;
+  declare private recentAt: number;
+  declare private allocatedBytes: number;
+  declare private freeBytes: number;
+  declare private freeBlocks: number;
+  declare private generationCount: number;
 
   constructor(options: FitOptions, index: FreeIndexFactory) {
     if (options === null || typeof options !== 'object') {
@@ -121,7 +124,15 @@ export class FitAllocator implements Allocator {
     this.end = base + capacity;
     this.baseAligned = paddingFor(base, alignment) === 0;
     this.inverseGranule = 1 / alignment;
-    this.index = index(this.table);
+    this.table = new BlockTable();
+    this.live = new AddressMap();
+    this.recent = new Float64Array(RECENT_FREES);
+    this.recentAt = 0;
+    this.allocatedBytes = 0;
+    this.freeBytes = 0;
+    this.freeBlocks = 0;
+    this.generationCount = 0;
+    this.index = index(this.table, alignment);
     this.reset();
   }
 
@@ -151,7 +162,7 @@ export class FitAllocator implements Allocator {
   }
 
   free(address: number): void {
-    const b = typeof address === 'number' ? this.live.take(address) : NIL;
+    const b = typeof address === 'number' ? this.live.take(this.keyOf(address)) : NIL;
     if (b === NIL) throw this.invalidFree(address);
     const t = this.table;
     const sizes = t.size;
@@ -190,20 +201,20 @@ export class FitAllocator implements Allocator {
   }
 
   usableSize(address: number): number {
-    const b = typeof address === 'number' ? this.live.get(address) : NIL;
+    const b = typeof address === 'number' ? this.live.get(this.keyOf(address)) : NIL;
     if (b === NIL) throw new InvalidArgumentError('address', address, 'the start of a live block');
     return this.table.size[b]!;
   }
 
   /** Bytes the caller asked for when it allocated the live block at `address`. */
   requestedSize(address: number): number {
-    const b = typeof address === 'number' ? this.live.get(address) : NIL;
+    const b = typeof address === 'number' ? this.live.get(this.keyOf(address)) : NIL;
     if (b === NIL) throw new InvalidArgumentError('address', address, 'the start of a live block');
     return this.table.requested[b]!;
   }
 
   owns(address: number): boolean {
-    return typeof address === 'number' && this.live.has(address);
+    return typeof address === 'number' && this.live.has(this.keyOf(address));
   }
 
   usage(): Usage {
@@ -305,7 +316,7 @@ export class FitAllocator implements Allocator {
     const t = this.table;
     const moved = new Map<number, number>();
     for (const move of plan.moves) {
-      const b = typeof move?.from === 'number' ? this.live.get(move.from) : NIL;
+      const b = typeof move?.from === 'number' ? this.live.get(this.keyOf(move.from)) : NIL;
       if (b === NIL || t.size[b] !== move.size || moved.has(b)) {
         throw new InvalidArgumentError('plan', move, 'moves of live blocks as compact() made them');
       }
@@ -339,7 +350,7 @@ export class FitAllocator implements Allocator {
       last = t.insertAfter(last, a, size[j]!, BlockState.Live);
       t.requested[last] = requested[j]!;
       t.alignment[last] = alignment[j]!;
-      this.live.set(a, last);
+      this.live.set(this.keyOf(a), last);
       cursor = a + size[j]!;
     }
     if (this.end > cursor) this.appendFree(last, cursor, this.end - cursor);
@@ -390,11 +401,19 @@ export class FitAllocator implements Allocator {
     }
     t.requested[live] = requested;
     t.alignment[live] = align;
-    this.live.set(at, live);
+    this.live.set(this.keyOf(at), live);
     this.allocatedBytes += need;
     this.freeBytes -= need;
     this.generationCount++;
     return at;
+  }
+
+  /**
+   * Key of `address` in the live map: its granule index from `base`, an integer for every block
+   * start (a fraction, negative or NaN for anything else, which no entry matches).
+   */
+  private keyOf(address: number): number {
+    return (address - this.base) * this.inverseGranule;
   }
 
   private invalidFree(address: number): InvalidFreeError {

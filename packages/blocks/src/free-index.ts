@@ -27,8 +27,12 @@ export interface FreeIndex {
   clear(): void;
 }
 
-/** Makes a strategy's index over the allocator's block table. */
-export type FreeIndexFactory = (table: BlockTable) => FreeIndex;
+/**
+ * Makes a strategy's index over the allocator's block table. `granule` is the allocator's minimum
+ * alignment: every block size is a multiple of it, so an index may count sizes in granules (small
+ * integers, fit for bit tricks) instead of bytes.
+ */
+export type FreeIndexFactory = (table: BlockTable, granule: number) => FreeIndex;
 
 /** Bytes to skip from `address` to reach a multiple of `alignment` (a power of two). Exact to 2^53. */
 export function paddingFor(address: number, alignment: number): number {

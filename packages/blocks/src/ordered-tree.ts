@@ -52,30 +52,32 @@ export interface OrderedTreeOptions {
 }
 
 export class OrderedTree {
+  // Fields without an initialiser are `declare`d and assigned in the constructor (no `undefined`
+  // first), so V8 keeps their representation exact.
   /** Whether the largest value below each child is maintained. */
-  readonly augmented: boolean;
+  declare readonly augmented: boolean;
   /** Entries per node. */
-  private readonly width: number;
+  declare private readonly width: number;
   /** Per entry (node × width + slot): primary key, secondary key, value (leaf) or maximum (internal). */
-  private primaryKey: Float64Array;
-  private secondaryKey: Float64Array;
-  private valueOf: Float64Array;
+  declare private primaryKey: Float64Array;
+  declare private secondaryKey: Float64Array;
+  declare private valueOf: Float64Array;
   /** Per entry: the id (leaf) or the child node (internal). */
-  private ref: Int32Array;
+  declare private ref: Int32Array;
   /** Per node: entries used. */
-  private counts: Int32Array;
+  declare private counts: Int32Array;
   /** Per node: parent node, or {@link NIL} for the root; for spare nodes, the next spare. */
-  private parent: Int32Array;
+  declare private parent: Int32Array;
   /** Per node: its slot in the parent. */
-  private position: Int32Array;
+  declare private position: Int32Array;
   /** Per leaf: next and previous leaf in key order. */
-  private nextLeaf: Int32Array;
-  private prevLeaf: Int32Array;
+  declare private nextLeaf: Int32Array;
+  declare private prevLeaf: Int32Array;
   /** Per node: 1 for a leaf. */
-  private leaf: Uint8Array;
+  declare private leaf: Uint8Array;
   /** Per id: its leaf, or {@link NIL} when absent; and its slot there. */
-  private leafOf: Int32Array;
-  private slotOf: Int32Array;
+  declare private leafOf: Int32Array;
+  declare private slotOf: Int32Array;
   private root = NIL;
   private head = NIL;
   private tail = NIL;

@@ -14,9 +14,11 @@
  *  row 3  [128, 256) ──────────────►   | 1 | 0 | … | 0 |   class 96 ──► id 4
  * ```
  *
- * Bit tricks apply to class numbers (at most 49 rows × 32 columns), never to sizes: the first
- * level of a size below 2^32 comes from `Math.clz32`, above it from `Math.log2`, corrected to be
- * exact. Sizes up to 2^53 are exact.
+ * Sizes are counts of any unit; the fit engine files blocks in granules (bytes / minimum
+ * alignment), so a size below 2^31 is a small integer count and its class comes from one
+ * `Math.clz32` and one shift of that count, with no floating-point step. Larger counts take an
+ * exact float path (`Math.log2`, corrected, and a multiplication by a power of two). Sizes up to
+ * 2^53 are exact; bit tricks never touch a byte address.
  */
 import { growInt, NIL } from './block-table';
 
@@ -29,6 +31,8 @@ const ROWS = 54 - SECOND_LEVEL_LOG2;
 /** Number of classes. */
 export const CLASS_COUNT = ROWS * SECOND_LEVEL_COUNT;
 const TWO_POW_32 = 2 ** 32;
+/** Counts below this fit an int32: their class is computed with integer operations. */
+const SMALL_COUNT = 2 ** 31;
 const INITIAL_IDS = 64;
 
 /** 2^i for i in [0, 64). */
@@ -57,9 +61,15 @@ export function floorLog2(size: number): number {
   return e;
 }
 
-/** Class of a block of `size` bytes (0 ≤ size < 2^53): the class whose range holds `size`. */
+/** Class of a block of `size` units (0 ≤ size < 2^53, an integer): the class whose range holds it. */
 export function sizeClass(size: number): number {
   if (size < SECOND_LEVEL_COUNT) return size;
+  if (size < SMALL_COUNT) {
+    // An int32 count: first level from clz32; the count shifted down to its top six bits is
+    // 32 + the second level, and the row of the first level is log − 4, hence (log − 5) × 32.
+    const log = 31 - Math.clz32(size);
+    return (log - SECOND_LEVEL_LOG2) * SECOND_LEVEL_COUNT + (size >> (log - SECOND_LEVEL_LOG2));
+  }
   const e = floorLog2(size);
   const column = Math.floor(size * INVERSE_POW2[e - SECOND_LEVEL_LOG2]!) - SECOND_LEVEL_COUNT;
   return (e - SECOND_LEVEL_LOG2 + 1) * SECOND_LEVEL_COUNT + column;
@@ -76,21 +86,27 @@ function lowestBit(word: number): number {
 }
 
 export class SegregatedLists {
-  private readonly heads = new Int32Array(CLASS_COUNT).fill(NIL);
-  private readonly rowMaps = new Int32Array(ROWS);
+  // `declare`d fields are assigned in the constructor only (no `undefined` first): V8 keeps their
+  // representation exact and the hot paths free of checks.
+  declare private readonly heads: Int32Array;
+  declare private readonly rowMaps: Int32Array;
   /** Non-empty rows: bit r of word ⌊r/32⌋. */
-  private readonly firstMaps = new Int32Array(2);
-  private nextOf: Int32Array;
-  private prevOf: Int32Array;
-  private classOf: Int32Array;
-  private size = 0;
+  declare private readonly firstMaps: Int32Array;
+  declare private nextOf: Int32Array;
+  declare private prevOf: Int32Array;
+  declare private classOf: Int32Array;
+  declare private size: number;
 
   /** @param initialIds - ids to reserve up front. @defaultValue 64 */
   constructor(initialIds: number = INITIAL_IDS) {
     const n = Math.max(4, Math.floor(initialIds));
+    this.heads = new Int32Array(CLASS_COUNT).fill(NIL);
+    this.rowMaps = new Int32Array(ROWS);
+    this.firstMaps = new Int32Array(2);
     this.nextOf = new Int32Array(n);
     this.prevOf = new Int32Array(n);
     this.classOf = new Int32Array(n).fill(NIL);
+    this.size = 0;
   }
 
   /** Number of ids in the lists. */
@@ -116,24 +132,48 @@ export class SegregatedLists {
   /** Files `id` under the class of `size` (at the head of its list). */
   insert(id: number, size: number): void {
     if (id >= this.classOf.length) this.grow(id + 1);
-    const c = sizeClass(size);
-    const h = this.heads[c]!;
-    this.nextOf[id] = h;
-    this.prevOf[id] = NIL;
-    if (h !== NIL) this.prevOf[h] = id;
-    else {
-      const row = (c / SECOND_LEVEL_COUNT) | 0;
-      this.rowMaps[row] = this.rowMaps[row]! | (1 << (c & (SECOND_LEVEL_COUNT - 1)));
-      this.firstMaps[row >>> 5] = this.firstMaps[row >>> 5]! | (1 << (row & 31));
-    }
-    this.heads[c] = id;
-    this.classOf[id] = c;
+    this.link(id, sizeClass(size));
     this.size++;
   }
 
   /** Removes `id` from its list. */
   remove(id: number): void {
-    const c = this.classOf[id]!;
+    this.unlink(id, this.classOf[id]!);
+    this.classOf[id] = NIL;
+    this.size--;
+  }
+
+  /**
+   * `id` (filed) now has size `size`: moves it to the head of that size's class when the class
+   * changed, and leaves it where it is otherwise. Returns whether it moved.
+   */
+  refile(id: number, size: number): boolean {
+    const c = sizeClass(size);
+    const from = this.classOf[id]!;
+    if (c === from) return false;
+    this.unlink(id, from);
+    this.link(id, c);
+    return true;
+  }
+
+  /** Puts `id` at the head of class `c`'s list. */
+  private link(id: number, c: number): void {
+    const heads = this.heads;
+    const h = heads[c]!;
+    this.nextOf[id] = h;
+    this.prevOf[id] = NIL;
+    if (h !== NIL) this.prevOf[h] = id;
+    else {
+      const row = c >> SECOND_LEVEL_LOG2;
+      this.rowMaps[row] = this.rowMaps[row]! | (1 << (c & (SECOND_LEVEL_COUNT - 1)));
+      this.firstMaps[row >> 5] = this.firstMaps[row >> 5]! | (1 << (row & 31));
+    }
+    heads[c] = id;
+    this.classOf[id] = c;
+  }
+
+  /** Takes `id` out of class `c`'s list. */
+  private unlink(id: number, c: number): void {
     const n = this.nextOf[id]!;
     const p = this.prevOf[id]!;
     if (n !== NIL) this.prevOf[n] = p;
@@ -141,34 +181,34 @@ export class SegregatedLists {
     else {
       this.heads[c] = n;
       if (n === NIL) {
-        const row = (c / SECOND_LEVEL_COUNT) | 0;
+        const row = c >> SECOND_LEVEL_LOG2;
         const map = this.rowMaps[row]! & ~(1 << (c & (SECOND_LEVEL_COUNT - 1)));
         this.rowMaps[row] = map;
-        if (map === 0) this.firstMaps[row >>> 5] = this.firstMaps[row >>> 5]! & ~(1 << (row & 31));
+        if (map === 0) this.firstMaps[row >> 5] = this.firstMaps[row >> 5]! & ~(1 << (row & 31));
       }
     }
-    this.classOf[id] = NIL;
-    this.size--;
   }
 
   /** First non-empty class ≥ `c`, or {@link NIL}. O(1). */
   firstClassFrom(c: number): number {
     if (c >= CLASS_COUNT) return NIL;
-    let row = (c / SECOND_LEVEL_COUNT) | 0;
-    const column = c & (SECOND_LEVEL_COUNT - 1);
-    const inRow = this.rowMaps[row]! & (-1 << column);
-    if (inRow !== 0) return row * SECOND_LEVEL_COUNT + lowestBit(inRow);
+    let row = c >> SECOND_LEVEL_LOG2;
+    const rowMaps = this.rowMaps;
+    const inRow = rowMaps[row]! & (-1 << (c & (SECOND_LEVEL_COUNT - 1)));
+    if (inRow !== 0) return (row << SECOND_LEVEL_LOG2) + lowestBit(inRow);
     row++;
     if (row >= ROWS) return NIL;
-    let word = row >>> 5;
-    let bits = this.firstMaps[word]! & (-1 << (row & 31));
-    while (bits === 0) {
-      word++;
-      if (word >= this.firstMaps.length) return NIL;
-      bits = this.firstMaps[word]!;
+    const firstMaps = this.firstMaps;
+    let word = row >> 5;
+    let bits = firstMaps[word]! & (-1 << (row & 31));
+    if (bits === 0) {
+      if (word !== 0) return NIL;
+      bits = firstMaps[1]!;
+      if (bits === 0) return NIL;
+      word = 1;
     }
-    row = word * 32 + lowestBit(bits);
-    return row * SECOND_LEVEL_COUNT + lowestBit(this.rowMaps[row]!);
+    row = (word << 5) + lowestBit(bits);
+    return (row << SECOND_LEVEL_LOG2) + lowestBit(rowMaps[row]!);
   }
 
   /**
@@ -177,7 +217,7 @@ export class SegregatedLists {
    */
   firstClassHolding(size: number): number {
     const c = sizeClass(size);
-    return this.firstClassFrom(CLASS_MIN[c] === size ? c : c + 1);
+    return this.firstClassFrom(CLASS_MIN[c]! === size ? c : c + 1);
   }
 
   /** Highest non-empty class, or {@link NIL}. O(1). */

@@ -52,9 +52,14 @@ export type FirstFitAllocator = FitAllocator;
 
 /** Free blocks keyed by address, with the largest size below each internal entry. */
 class AddressOrderedIndex implements FreeIndex {
-  protected readonly tree = new OrderedTree({ augmented: true });
+  // Assigned in the constructor only (no `undefined` first): V8 keeps the fields' shapes exact.
+  declare protected readonly tree: OrderedTree;
+  declare protected readonly table: BlockTable;
 
-  constructor(protected readonly table: BlockTable) {}
+  constructor(table: BlockTable) {
+    this.tree = new OrderedTree({ augmented: true });
+    this.table = table;
+  }
 
   insert(block: number): void {
     this.tree.insert(block, this.table.address[block]!, 0, this.table.size[block]!);
@@ -92,7 +97,12 @@ class AddressOrderedIndex implements FreeIndex {
 
 /** Next fit: the search starts where the previous allocation ended. */
 class NextFitIndex extends AddressOrderedIndex {
-  private rover = Number.NEGATIVE_INFINITY;
+  declare private rover: number;
+
+  constructor(table: BlockTable) {
+    super(table);
+    this.rover = Number.NEGATIVE_INFINITY;
+  }
 
   override find(size: number, alignment: number): number {
     let b = this.findFrom(this.rover, size, alignment);
