@@ -17,9 +17,9 @@
  *   a slab is taken from or given back to the upstream.
  * - An empty slab goes back upstream as soon as more than `maxEmptySlabs` empty slabs of its class
  *   are held.
- * - Free finds the slab through a page map (`floor(address / slabSize)` → slab id, a hash table in
- *   typed arrays), then the object by division; the object's word (> 0 only while live) catches
- *   double frees and interior pointers before anything changes.
+ * - Free finds the slab through a page map (`floor(address / slabSize)` → slab id, the shared
+ *   `AddressMap` of `@allot/blocks`), then the object by division; the object's word (> 0 only
+ *   while live) catches double frees and interior pointers before anything changes.
  * - Each slab is one record, a Float64Array: a header (base, object size, free-list head, counts,
  *   list links; named offsets below) and then the object words. Allocation and free touch the
  *   record, one per-class counter and nothing else in the common case, and allocate nothing.
