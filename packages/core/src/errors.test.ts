@@ -35,6 +35,33 @@ describe('errors', () => {
     );
   });
 
+  it('keeps the documented class names in the built ESM and CJS bundles', async () => {
+    const require = createRequire(import.meta.url);
+    let cjs: typeof import('./index');
+    let esm: typeof import('./index');
+    try {
+      cjs = require('../dist/index.cjs');
+      esm = await import('../dist/index.js');
+    } catch {
+      return; // dist is built before tests in the pipeline
+    }
+    for (const build of [cjs, esm]) {
+      expect(
+        new build.OutOfMemoryError({
+          requested: 8,
+          alignment: 8,
+          capacity: 0,
+          freeBytes: 0,
+          largestFreeBlock: 0,
+        }).name,
+      ).toBe('OutOfMemoryError');
+      expect(new build.InvalidFreeError(8, 'not-live').name).toBe('InvalidFreeError');
+      expect(new build.InvalidArgumentError('size', 0, 'a size').name).toBe('InvalidArgumentError');
+      expect(new build.UnsupportedError('no').name).toBe('UnsupportedError');
+      expect(String(new build.InvalidFreeError(8, 'not-live'))).toMatch(/^InvalidFreeError: /);
+    }
+  });
+
   it('isInstance works across duplicated copies of the package (ESM vs CJS build)', async () => {
     const require = createRequire(import.meta.url);
     let cjs: typeof import('./index');

@@ -30,7 +30,9 @@ export class AllotError extends Error {
   constructor(code: string, message: string, options?: { cause?: unknown }) {
     super(message, options);
     this.code = code;
-    this.name = new.target.name;
+    // Bundlers rename a class that refers to itself (`class _OutOfMemoryError`): keep the
+    // documented name in every build.
+    this.name = new.target.name.replace(/^_+/, '');
     Object.defineProperty(this, MARKER, { value: true, enumerable: false });
   }
 
