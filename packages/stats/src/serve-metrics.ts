@@ -26,6 +26,15 @@ export interface ServeMetricsOptions extends MetricsOptions {
   readonly registry?: RegistryLike;
 }
 
+/**
+ * The HTTP server behind {@link MetricsServer}: a `node:http` `Server`, typed by what callers use so
+ * that these declarations do not need `@types/node`.
+ */
+export interface MetricsHttpServer {
+  address(): unknown;
+  close(callback?: (error?: Error) => void): unknown;
+}
+
 /** A running metrics server. */
 export interface MetricsServer {
   /** `http://host:port`. */
@@ -33,7 +42,7 @@ export interface MetricsServer {
   readonly host: string;
   /** Port actually bound. */
   readonly port: number;
-  readonly server: Server;
+  readonly server: MetricsHttpServer;
   readonly registry: RegistryLike;
   /** Stops listening, closes idle connections and removes the metrics from the registry. */
   close(): Promise<void>;
