@@ -1,4 +1,12 @@
 import { libraryConfig } from '@allot/tooling/tsup';
 
-// `shims`: the CommonJS build needs `import.meta.url` to load koffi lazily (src/ffi/koffi.ts).
-export default libraryConfig({ shims: true });
+// Two entries: the NUMA source, topology and placement (`.`, needing only @allot/core and koffi)
+// and the caching host allocator (`./caching`, which also needs the optional peer @allot/caching).
+// `splitting` puts the modules both use in shared chunks, so `./caching` runs the same source
+// (one libnuma cache, one set of error classes) instead of a copy. `shims`: the CommonJS build needs
+// `import.meta.url` to load koffi lazily (src/ffi/koffi.ts).
+export default libraryConfig({
+  entry: ['src/index.ts', 'src/caching.ts'],
+  splitting: true,
+  shims: true,
+});

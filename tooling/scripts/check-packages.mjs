@@ -2,12 +2,24 @@
 // Package checks for every published package: publint, @arethetypeswrong/cli, and a consumer test
 // that installs the package alone (with the tarballs of its internal dependencies, never workspace
 // links) into an empty npm project and runs a tiny ESM and a tiny CJS script against it.
+// Optional peer dependencies are not installed for that test: the main entry must work without
+// them (so `@allot/cuda`'s `deviceSource()` runs with only `@allot/core` and koffi). Subpath exports
+// (`@allot/cuda/caching`) are then smoke-tested after the optional peers are added. For the
+// packages with native code, a child process checks that importing them loads no native add-on.
 // Usage: node tooling/scripts/check-packages.mjs [@allot/name ...]   (packages must be built)
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { smokeTests } from './consumer-smoke.mjs';
+import { lazyNative, smokeTests } from './consumer-smoke.mjs';
 
 const root = join(import.meta.dirname, '..', '..');
 const only = process.argv.slice(2);
@@ -57,19 +69,76 @@ function pack(name) {
   return join(work, file);
 }
 
-/** The package and every @allot package it depends on at run time, transitively. */
-function closure(name, seen = new Set()) {
+/** Peer dependencies that the package marks optional. */
+function optionalPeers(json) {
+  return Object.keys(json.peerDependencies ?? {}).filter(
+    (dep) => json.peerDependenciesMeta?.[dep]?.optional === true,
+  );
+}
+
+/**
+ * The package and every @allot package it needs at run time, transitively: dependencies and
+ * required peers (with `withOptional`, the optional peers of `name` itself too).
+ */
+function closure(name, withOptional = false, seen = new Set()) {
   if (seen.has(name)) return seen;
   seen.add(name);
   const json = allPublished.get(name).json;
+  const optional = new Set(optionalPeers(json));
   for (const dep of Object.keys({ ...json.dependencies, ...json.peerDependencies })) {
-    if (allPublished.has(dep)) closure(dep, seen);
+    if (optional.has(dep) && !withOptional) continue;
+    if (allPublished.has(dep)) closure(dep, false, seen);
   }
   return seen;
 }
 
-function smokeBody(name) {
-  return smokeTests[name] ?? '';
+/** Subpath exports other than `.` and `./package.json`, as `@allot/name/sub`. */
+function subpaths(name, json) {
+  return Object.keys(json.exports ?? {})
+    .filter((key) => key !== '.' && key !== './package.json')
+    .map((key) => `${name}${key.slice(1)}`);
+}
+
+/** Writes and runs the ESM and the CJS smoke script of one entry point in `project`. */
+function smoke(project, entry, file) {
+  const body = smokeTests[entry] ?? '';
+  const esmLoad = `import * as pkg from '${entry}';\nimport assert from 'node:assert/strict';\nimport { createRequire } from 'node:module';\nconst require = createRequire(import.meta.url);\nconst cjsNames = Object.keys(require('${entry}')).sort();\nassert.deepEqual(Object.keys(pkg).filter((k) => k !== 'default').sort(), cjsNames, 'ESM and CJS export the same names');\nassert.ok(cjsNames.length > 0, 'exports something');\n`;
+  writeFileSync(join(project, `${file}.mjs`), `${esmLoad}${body}\nconsole.log('esm ok');\n`);
+  writeFileSync(
+    join(project, `${file}.cjs`),
+    `const pkg = require('${entry}');\nconst assert = require('node:assert/strict');\n${body}\nconsole.log('cjs ok');\n`,
+  );
+  run('node', [`${file}.mjs`], project);
+  run('node', [`${file}.cjs`], project);
+}
+
+/** Fails when importing `name` (ESM, then CJS) in a fresh process loads one of `addons`. */
+function checkNothingNativeOnImport(project, name, addons) {
+  const script = `import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+const require = createRequire(import.meta.url);
+await import('${name}');
+require('${name}');
+const loaded = ${JSON.stringify(addons)}.filter((addon) => {
+  const pattern = new RegExp('[\\\\/]' + addon + '[\\\\/]');
+  const cached = Object.keys(require.cache).some((path) => pattern.test(path));
+  const mapped = process.platform === 'linux' && readFileSync('/proc/self/maps', 'utf8').split('\\n').some((line) => pattern.test(line));
+  return cached || mapped;
+});
+if (loaded.length > 0) throw new Error('importing ${name} loaded ' + loaded.join(', '));
+`;
+  writeFileSync(join(project, 'native-on-import.mjs'), script);
+  run('node', ['native-on-import.mjs'], project);
+}
+
+/** The @allot packages installed in `project`. */
+function installedAllot(project) {
+  const dir = join(project, 'node_modules', '@allot');
+  return existsSync(dir)
+    ? readdirSync(dir)
+        .map((d) => `@allot/${d}`)
+        .sort()
+    : [];
 }
 
 let failures = 0;
@@ -87,24 +156,33 @@ for (const { dir, json } of packages) {
       join(project, 'package.json'),
       JSON.stringify({ name: 'consumer', private: true, version: '0.0.0' }),
     );
-    const deps = [...closure(name)].map(pack);
+    const required = [...closure(name)];
+    const deps = required.map(pack);
     run('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error', ...deps], project);
-    const body = smokeBody(name);
-    const esmLoad = `import * as pkg from '${name}';\nimport assert from 'node:assert/strict';\nimport { createRequire } from 'node:module';\nconst require = createRequire(import.meta.url);\nconst cjsNames = Object.keys(require('${name}')).sort();\nassert.deepEqual(Object.keys(pkg).filter((k) => k !== 'default').sort(), cjsNames, 'ESM and CJS export the same names');\nassert.ok(cjsNames.length > 0, 'exports something');\n`;
-    writeFileSync(join(project, 'smoke.mjs'), `${esmLoad}${body}\nconsole.log('esm ok');\n`);
-    writeFileSync(
-      join(project, 'smoke.cjs'),
-      `const pkg = require('${name}');\nconst assert = require('node:assert/strict');\n${body}\nconsole.log('cjs ok');\n`,
-    );
-    run('node', ['smoke.mjs'], project);
-    run('node', ['smoke.cjs'], project);
+    const installed = installedAllot(project);
+    if (installed.join() !== [...required].sort().join())
+      throw new Error(
+        `expected only ${required.join(', ')} installed, found ${installed.join(', ')}`,
+      );
+    smoke(project, name, 'smoke');
+    if (lazyNative[name]) checkNothingNativeOnImport(project, name, lazyNative[name]);
+    const entries = subpaths(name, json);
+    let withPeers = '';
+    if (entries.length > 0) {
+      const extra = [...closure(name, true)].filter((dep) => !required.includes(dep)).map(pack);
+      if (extra.length > 0) {
+        run('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error', ...extra], project);
+        withPeers = ` + ${extra.length} optional peer tarball(s) for ${entries.join(', ')}`;
+      }
+      for (const [i, entry] of entries.entries()) smoke(project, entry, `smoke-sub${i}`);
+    }
     const linked = run('npm', ['ls', '--all', '--parseable'], project)
       .split('\n')
       .filter((line) => line.includes('/packages/'));
     if (linked.length > 0)
       throw new Error(`workspace links leaked into the consumer: ${linked.join(', ')}`);
     console.log(
-      `✓ ${name}  publint, attw, installed alone from ${deps.length} tarball(s), ESM + CJS smoke (${((Date.now() - started) / 1000).toFixed(1)} s)`,
+      `✓ ${name}  publint, attw, installed alone from ${deps.length} tarball(s)${withPeers}, ESM + CJS smoke (${((Date.now() - started) / 1000).toFixed(1)} s)`,
     );
   } catch (error) {
     failures++;

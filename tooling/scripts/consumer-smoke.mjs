@@ -1,7 +1,14 @@
 // What the package check runs against each published package after installing it, alone, from
 // its tarball: the same body once as ESM (`import * as pkg`) and once as CJS (`require`).
 // `pkg` is the package, `assert` is node:assert/strict. Packages without an entry get a check
-// that both builds load and export the same names.
+// that both builds load and export the same names. A subpath export has its own entry
+// (`@allot/cuda/caching`); it runs after the package's optional peers are installed too.
+
+/** Native add-ons that importing the package must not load (they load on first use). */
+export const lazyNative = {
+  '@allot/cuda': ['koffi'],
+  '@allot/numa': ['koffi'],
+};
 export const smokeTests = {
   '@allot/core': `
     const source = pkg.hostSource();
@@ -80,6 +87,8 @@ export const smokeTests = {
     assert.throws(() => pkg.cachingPool({ source: hostSource(), config: 'max_split_size_mb:abc' }), /max_split_size_mb/);
   `,
   '@allot/numa': `
+    // Installed with only @allot/core and koffi: the source works without the caching pool.
+    assert.throws(() => require.resolve('@allot/caching'), { code: 'MODULE_NOT_FOUND' });
     const topo = pkg.topology();
     assert.ok(topo.memoryNodes().includes(0));
     assert.deepEqual(pkg.parseCpuList('0-2,5'), [0, 1, 2, 5]);
@@ -94,7 +103,21 @@ export const smokeTests = {
     assert.equal(source.reservedBytes(), 0);
     assert.throws(() => pkg.numaSource({ node: 4096 }), (e) => e.code === 'ALLOT_INVALID_ARGUMENT');
   `,
+  '@allot/numa/caching': `
+    const pool = pkg.cachingHostAllocator({ node: 0, libnuma: false, pin: false, config: '' });
+    assert.equal(pool.source.kind, 'numa');
+    const a = pool.allocate(1000);
+    pool.source.view(a, 4).set([1, 2, 3, 4]);
+    assert.equal(pool.usableSize(a), 1024);
+    pool.free(a);
+    pool.emptyCache();
+    assert.equal(pool.source.reservedBytes(), 0);
+  `,
   '@allot/cuda': `
+    // Installed with only @allot/core and koffi: deviceSource() needs nothing else. Without a GPU
+    // it fails, when called, with the error that says why.
+    assert.throws(() => require.resolve('@allot/caching'), { code: 'MODULE_NOT_FOUND' });
+    assert.equal(typeof pkg.deviceSource, 'function');
     assert.equal(typeof pkg.isAvailable(), 'boolean');
     const status = pkg.cudaStatus();
     if (!status.available) {
@@ -105,6 +128,14 @@ export const smokeTests = {
     assert.throws(
       () => pkg.deviceSource({ runtimePath: '/nonexistent/libcudart.so.13' }),
       (e) => pkg.CudaUnavailableError.isInstance(e) && e.attempts[0].failure === 'not found',
+    );
+  `,
+  '@allot/cuda/caching': `
+    const { CudaUnavailableError } = require('@allot/cuda');
+    assert.equal(typeof pkg.CachingDeviceAllocator, 'function');
+    assert.throws(
+      () => pkg.cachingDeviceAllocator({ runtimePath: '/nonexistent/libcudart.so.13', config: '' }),
+      (e) => CudaUnavailableError.isInstance(e) && e.attempts[0].failure === 'not found',
     );
   `,
   '@allot/thread-cache': `

@@ -2,7 +2,8 @@
 // below is one call into the library through koffi and the package's checked wrapper, so its time
 // is the FFI's cost plus a few nanoseconds of work in the fake. Median of 7 runs.
 // Run: pnpm --filter @allot/cuda build && node packages/cuda/bench/ffi-overhead.mjs
-import { cachingDeviceAllocator, createEvent, createStream, deviceSource } from '../dist/index.js';
+import { cachingDeviceAllocator } from '../dist/caching.js';
+import { createEvent, createStream, deviceSource } from '../dist/index.js';
 import { buildFake } from './build-fake.mjs';
 
 const RUNS = 7;

@@ -3,8 +3,8 @@
 // loop replayed on real device memory through cachingDeviceAllocator. Median of 7 runs.
 // Run: pnpm --filter @allot/cuda build && node packages/cuda/bench/gpu.mjs [steps]
 import { replay, trainingLoop } from '@allot/workloads';
+import { cachingDeviceAllocator } from '../dist/caching.js';
 import {
-  cachingDeviceAllocator,
   createStream,
   cudaStatus,
   deviceSource,

@@ -1,9 +1,4 @@
 export {
-  CachingDeviceAllocator,
-  type CachingDeviceAllocatorOptions,
-  cachingDeviceAllocator,
-} from './caching-device-allocator';
-export {
   type CopyOptions,
   copyDeviceToDevice,
   copyDeviceToHost,

@@ -1,8 +1,3 @@
-export {
-  type CachingHostAllocator,
-  type CachingHostAllocatorOptions,
-  cachingHostAllocator,
-} from './caching-host-allocator';
 export { formatCpuList, parseCpuList } from './cpu-list';
 export {
   type CudaDeviceNodeOptions,

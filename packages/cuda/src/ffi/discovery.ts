@@ -11,9 +11,9 @@
  */
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import koffi from 'koffi';
 import { type CudaApi, type CudaAttempt, CudaUnavailableError } from '../errors';
 import type { CudaLibraryOptions } from '../options';
+import { type IKoffiLib, koffi } from './koffi';
 
 export const RUNTIME_PATH_ENV = 'ALLOT_CUDART_PATH';
 export const DRIVER_PATH_ENV = 'ALLOT_CUDA_DRIVER_PATH';
@@ -157,7 +157,7 @@ export function driverCandidates(options: CudaLibraryOptions = {}): Candidate[] 
 
 /** A loaded library and where it came from. */
 export interface LoadedLibrary {
-  readonly lib: koffi.IKoffiLib;
+  readonly lib: IKoffiLib;
   readonly path: string;
   /** Candidates tried before (and including) the one that loaded. */
   readonly attempts: CudaAttempt[];
@@ -183,9 +183,9 @@ export function loadFirst(
       attempts.push({ path: c.path, origin: c.origin, failure: 'not found' });
       continue;
     }
-    let lib: koffi.IKoffiLib;
+    let lib: IKoffiLib;
     try {
-      lib = koffi.load(c.path);
+      lib = koffi().load(c.path);
     } catch (error) {
       attempts.push({ path: c.path, origin: c.origin, failure: firstLine(error) });
       continue;

@@ -3,9 +3,10 @@
  * segments need (`cuMemAddressReserve`, `cuMemCreate`, `cuMemMap`, `cuMemSetAccess`, the granularity
  * query, and their inverses). Statuses go through the same checked helper as the runtime's.
  */
-import type koffi from 'koffi';
+
 import type { CudaCallArguments } from '../errors';
 import { type BytesRequest, failure, hex, type StatusSource } from './check';
+import type { IKoffiLib } from './koffi';
 import { outSlot, pointerTooLarge, slotBigInt, slotFits, slotNumber } from './pointers';
 
 const SUCCESS = 0;
@@ -19,7 +20,7 @@ const PROT_READWRITE = 3;
 /** `CU_MEM_ALLOC_GRANULARITY_RECOMMENDED`. */
 const GRANULARITY_RECOMMENDED = 1;
 
-function bind(lib: koffi.IKoffiLib) {
+function bind(lib: IKoffiLib) {
   const f = (signature: string) => lib.func(signature);
   return {
     init: f('int cuInit(unsigned int flags)'),
@@ -59,7 +60,7 @@ export class DriverLibrary implements StatusSource {
   private readonly props = new Map<number, Buffer>();
 
   constructor(
-    lib: koffi.IKoffiLib,
+    lib: IKoffiLib,
     /** Where the library was loaded from. */
     readonly path: string,
     /** Free and total memory of a device, for out-of-memory errors (from the runtime). */

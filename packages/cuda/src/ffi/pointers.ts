@@ -4,7 +4,7 @@
  * value is checked to lie below 2^53, where JavaScript numbers are exact.
  */
 import { UnsupportedError } from '@allot/core';
-import koffi from 'koffi';
+import { koffi } from './koffi';
 
 const TWO_POW_32 = 4294967296;
 /** High half of 2^53: a pointer whose high 32 bits reach this is not an exact number. */
@@ -41,11 +41,11 @@ export function pointerTooLarge(call: string, value: bigint): UnsupportedError {
 
 /** An ArrayBuffer over `size` bytes of host memory at `address` (pinned or managed memory). */
 export function hostView(address: number, size: number): ArrayBuffer {
-  const pointer = koffi.decode(new BigUint64Array([BigInt(address)]), 'void *');
-  return koffi.view(pointer, size);
+  const pointer = koffi().decode(new BigUint64Array([BigInt(address)]), 'void *');
+  return koffi().view(pointer, size);
 }
 
 /** Address of the first byte of a typed array or buffer. */
 export function addressOf(view: ArrayBufferView): number {
-  return Number(koffi.address(view));
+  return Number(koffi().address(view));
 }

@@ -8,9 +8,10 @@
  * `struct cudaMemLocation` by value from CUDA 13 on and an `int` device before it: the form is chosen
  * from `cudaRuntimeGetVersion`.
  */
-import koffi from 'koffi';
+
 import type { CudaCallArguments } from '../errors';
 import { type BytesRequest, failure, hex, STATUS_OUT_OF_MEMORY, type StatusSource } from './check';
+import { type IKoffiCType, type IKoffiLib, type KoffiFunction, koffi } from './koffi';
 import { outSlot, pointerTooLarge, slotBigInt, slotFits, slotNumber } from './pointers';
 
 export const SUCCESS = 0;
@@ -48,16 +49,16 @@ const DEVICE_PROP_BYTES = 8192;
 const POOL_PROPS_BYTES = 128;
 const CPU_DEVICE_ID = -1;
 
-let locationType: koffi.IKoffiCType | undefined;
+let locationType: IKoffiCType | undefined;
 /** `struct cudaMemLocation { int type; int id; }`, declared once per process. */
-function memLocationType(): koffi.IKoffiCType {
-  locationType ??= koffi.struct('allot_cudaMemLocation', { type: 'int', id: 'int' });
+function memLocationType(): IKoffiCType {
+  locationType ??= koffi().struct('allot_cudaMemLocation', { type: 'int', id: 'int' });
   return locationType;
 }
 
-type Fn = koffi.KoffiFunction;
+type Fn = KoffiFunction;
 
-function bind(lib: koffi.IKoffiLib) {
+function bind(lib: IKoffiLib) {
   const f = (signature: string): Fn => lib.func(signature);
   return {
     getErrorName: f('const char *cudaGetErrorName(int status)'),
@@ -120,7 +121,7 @@ function bind(lib: koffi.IKoffiLib) {
   };
 }
 
-function bindManaged(lib: koffi.IKoffiLib, version: number) {
+function bindManaged(lib: IKoffiLib, version: number) {
   if (version >= 13000) {
     const location = memLocationType();
     return {
@@ -163,7 +164,7 @@ export class RuntimeLibrary implements StatusSource {
   private currentDevice = -1;
 
   constructor(
-    private readonly lib: koffi.IKoffiLib,
+    private readonly lib: IKoffiLib,
     /** Where the library was loaded from. */
     readonly path: string,
   ) {

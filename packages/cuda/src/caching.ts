@@ -1,0 +1,5 @@
+export {
+  CachingDeviceAllocator,
+  type CachingDeviceAllocatorOptions,
+  cachingDeviceAllocator,
+} from './caching-device-allocator';

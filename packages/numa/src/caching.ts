@@ -1,0 +1,5 @@
+export {
+  type CachingHostAllocator,
+  type CachingHostAllocatorOptions,
+  cachingHostAllocator,
+} from './caching-host-allocator';
