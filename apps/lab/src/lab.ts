@@ -10,18 +10,11 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { AllotError } from '@allot/core';
-import { readTraces, type Trace, TraceFormatError, trainingLoop } from '@allot/workloads';
+import { type Trace, trainingLoop } from '@allot/workloads';
 import { capacities } from './capacity';
-import {
-  EXIT_BAD_INPUT,
-  EXIT_FAILED_ALLOCATIONS,
-  EXIT_OK,
-  HELP,
-  type LabOptions,
-  parseArguments,
-  UsageError,
-} from './options';
+import { inFiles, reportFailure } from './failure';
+import { checkMemoryHoldsTrace, checkOutFolder, readTraceFiles } from './input';
+import { EXIT_FAILED_ALLOCATIONS, EXIT_OK, HELP, type LabOptions, parseArguments } from './options';
 import { progressReporter } from './progress';
 import { findRow, type LabRow, ROWS } from './registry';
 import { renderReport } from './report/html';
@@ -63,21 +56,7 @@ function describeTrace(trace: Trace): string {
 }
 
 function loadFiles(files: readonly string[], options: LabOptions, cwd: string): Trace[] {
-  const traces: Trace[] = [];
-  for (const file of files) {
-    const path = resolve(cwd, file);
-    try {
-      traces.push(...readTraces(path, options.format ? { format: options.format } : {}));
-    } catch (error) {
-      if (error instanceof TraceFormatError) throw error;
-      const code = (error as NodeJS.ErrnoException).code;
-      if (code === 'ENOENT') throw new UsageError(`cannot read ${file}: no such file`);
-      if (code === 'EISDIR') throw new UsageError(`cannot read ${file}: it is a folder`);
-      if (code === 'EACCES') throw new UsageError(`cannot read ${file}: permission denied`);
-      throw error;
-    }
-  }
-  return traces;
+  return readTraceFiles(files, options, cwd);
 }
 
 function commandLine(argv: readonly string[]): string {
@@ -116,6 +95,7 @@ function runAndReport(
   io: LabIo,
 ): number {
   const cwd = io.cwd ?? process.cwd();
+  if (options.report) checkOutFolder(options.out, cwd);
   const progress = progressReporter({
     quiet: options.quiet,
     stream: io.stderr as NodeJS.WriteStream,
@@ -152,6 +132,7 @@ function listText(): string {
 }
 
 function tuneCommand(trace: Trace, options: LabOptions, io: LabIo): number {
+  checkMemoryHoldsTrace(trace, options.memory);
   const progress = progressReporter({
     quiet: options.quiet,
     stream: io.stderr as NodeJS.WriteStream,
@@ -240,8 +221,10 @@ function capacityCommand(trace: Trace, options: LabOptions, io: LabIo): number {
 /** Runs `allot-lab` with `argv` (arguments after the script); returns the exit status. */
 export function lab(argv: readonly string[], io: LabIo): number {
   const cwd = io.cwd ?? process.cwd();
+  let files: readonly string[] = [];
   try {
     const options = parseArguments(argv);
+    files = options.files;
     switch (options.command) {
       case 'help':
         io.stdout.write(HELP);
@@ -284,14 +267,6 @@ export function lab(argv: readonly string[], io: LabIo): number {
       }
     }
   } catch (error) {
-    if (error instanceof UsageError) {
-      io.stderr.write(`allot-lab: ${error.message}\n`);
-      return EXIT_BAD_INPUT;
-    }
-    if (error instanceof TraceFormatError || AllotError.isInstance(error)) {
-      io.stderr.write(`allot-lab: ${(error as Error).message}\n`);
-      return EXIT_BAD_INPUT;
-    }
-    throw error;
+    return reportFailure(inFiles(error, files), io.stderr, argv.includes('--debug'));
   }
 }

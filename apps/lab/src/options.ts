@@ -29,6 +29,10 @@ export interface LabOptions {
   readonly quick: boolean;
   readonly format: TraceFormat | null;
   readonly quiet: boolean;
+  /** `--max-input` in bytes: the input limit of each trace file, or null for the default. */
+  readonly maxInput: number | null;
+  /** `--debug`: print the stack of a failure. */
+  readonly debug: boolean;
 }
 
 /** Bad arguments: exit status 2. */
@@ -49,8 +53,17 @@ const VALUE_OPTIONS = new Set([
   '--out',
   '--seed',
   '--format',
+  '--max-input',
 ]);
-const FLAG_OPTIONS = new Set(['--json', '--quick', '--no-report', '--quiet', '--help', '-h']);
+const FLAG_OPTIONS = new Set([
+  '--json',
+  '--quick',
+  '--no-report',
+  '--quiet',
+  '--help',
+  '-h',
+  '--debug',
+]);
 
 function list(value: string, known: readonly string[], what: string): string[] {
   const items = value
@@ -154,6 +167,8 @@ export function parseArguments(argv: readonly string[]): LabOptions {
     quick: flags.has('--quick'),
     format: (format as TraceFormat | undefined) ?? null,
     quiet: flags.has('--quiet'),
+    maxInput: values.has('--max-input') ? size('--max-input', values.get('--max-input')!) : null,
+    debug: flags.has('--debug'),
   };
 }
 
@@ -184,6 +199,10 @@ Options
   --seed N           seed of the built-in workloads (default 1)
   --quick            smaller built-in workloads (fewer steps, requests and operations)
   --quiet            no progress output
+  --max-input SIZE   the input limit of each trace file (default 256MiB): the most bytes read, and
+                     the most after gunzip; the event limit (10 M events) and the limits on JSON
+                     values and pickled containers scale with it. A file past a limit exits 2
+  --debug            on a failure, print its stack trace too
   -h, --help         this text
 
 Trace formats (replay, tune, capacity; gzip-compressed files are read too)
@@ -205,5 +224,14 @@ Figures
 Exit status
   0  every allocation succeeded
   1  the run completed but allocations failed (an allocator ran out at this capacity)
-  2  bad input: unknown option or value, unreadable or malformed trace file
+  2  bad input, reported on one line naming the file and the line, event or byte offset: an unknown
+     option or value; a file that is missing, unreadable, not a trace, malformed, truncated or
+     damaged (gzip, pickle, JSON); a file past the input limits (--max-input); an --out that
+     cannot be a folder; sizes no allocator can be given
+  3  a bug in allot-lab (run again with --debug for the stack)
+
+Limits (per trace file; --max-input raises them together)
+  256 MiB read, and 256 MiB after gunzip; 10 M events per trace; 4 M JSON objects and arrays;
+  pickles: nesting 1,000 deep, 8 M containers, 32 M values held, 256 M values after memo
+  expansion, integers of 1 KiB. Within them the lab stays under about 1.5 GB of memory
 `;

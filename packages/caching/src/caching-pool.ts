@@ -73,7 +73,13 @@ import {
   roundSize,
 } from './alloc-conf';
 import { BlockState, BlockStore, NIL } from './block-store';
-import { LARGE_BUFFER, MIN_BLOCK_SIZE, SMALL_BUFFER, SMALL_SIZE } from './constants';
+import {
+  LARGE_BUFFER,
+  MAX_ROUNDED_SIZE,
+  MIN_BLOCK_SIZE,
+  SMALL_BUFFER,
+  SMALL_SIZE,
+} from './constants';
 import { outOfMemoryMessage } from './oom-message';
 import { Family, PoolCounters } from './pool-counters';
 import { type FreeLists, PoolOwner, type Segment } from './pool-owner';
@@ -308,6 +314,7 @@ export class CachingPool implements Allocator, PoolStatsSource {
         ? MIN_BLOCK_SIZE
         : Math.ceil(size / MIN_BLOCK_SIZE) * MIN_BLOCK_SIZE
       : roundSize(size, this.divisions);
+    if (rounded > MAX_ROUNDED_SIZE) return null;
     const small = rounded <= SMALL_SIZE;
     const owner = this.target;
     const lists = small ? owner.small : owner.large;

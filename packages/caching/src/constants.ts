@@ -21,3 +21,8 @@ export const MIB = 1024 * 1024;
 export const ROUNDUP_INTERVALS = 16;
 /** log2 of the first interval boundary (1 MiB). */
 export const ROUNDUP_FIRST_LOG2 = 20;
+/**
+ * Largest rounded block size the pool will try to serve: its segment, padded for any alignment and
+ * rounded to {@link ROUND_LARGE}, must still be a safe integer. A larger request gets `null`.
+ */
+export const MAX_ROUNDED_SIZE = Number.MAX_SAFE_INTEGER - 2 ** 33;

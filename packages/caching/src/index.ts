@@ -1,5 +1,7 @@
 export {
   ALLOC_CONF_ENV,
+  ALLOC_CONF_PYTORCH_VERSION,
+  type AllocatorBackend,
   type AllocatorSettings,
   allocationSize,
   allocConfFromEnv,

@@ -6,6 +6,7 @@
 import { OrderedIndex } from '@allot/blocks';
 import type { Region } from '@allot/core';
 import type { PoolCounters } from './pool-counters';
+import { SparseIdIndex } from './sparse-index';
 import type { Stream } from './stream-source';
 
 /** A region from the source and where its blocks begin and end. */
@@ -47,7 +48,8 @@ export class FreeLists {
   index(stream: Stream): OrderedIndex {
     let index = this.find(stream);
     if (index === undefined) {
-      index = new OrderedIndex();
+      // Other streams index block slots shared by every stream: sparse ids (see SparseIdIndex).
+      index = stream === 0 ? new OrderedIndex() : new SparseIdIndex();
       this.byStream.set(stream, index);
       if (stream === 0) this.stream0 = index;
     }

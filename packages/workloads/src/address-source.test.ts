@@ -42,4 +42,24 @@ describe('addressSource', () => {
     expect(source.acquire(1)!.address).toBe(first);
     expect(source.acquireCount).toBe(1);
   });
+
+  it('fits ten thousand growable regions, each still able to grow', () => {
+    const source = addressSource({ growable: true });
+    const regions = [];
+    for (let i = 0; i < 10_000; i++) regions.push(source.acquire(2 ** 21)!);
+    expect(regions.every((r) => r !== null)).toBe(true);
+    expect(source.grow!(regions[9_999]!, 2 ** 30)).toBe(true);
+    for (let i = 1; i < regions.length; i++) {
+      expect(regions[i]!.address).toBeGreaterThanOrEqual(regions[i - 1]!.address + 2 ** 21);
+    }
+  });
+
+  it('gives a growable region larger than maxRegionSize, and null once addresses run out', () => {
+    const source = addressSource({ growable: true });
+    expect(source.acquire(2 ** 41)!.size).toBe(2 ** 41);
+    expect(source.acquire(2 ** 48)!.size).toBe(2 ** 48);
+    const plain = addressSource();
+    expect(plain.acquire(2 ** 52)).not.toBeNull();
+    expect(plain.acquire(2 ** 52)).toBeNull();
+  });
 });

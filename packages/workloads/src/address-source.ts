@@ -11,8 +11,9 @@
  *  │ region 0 │gap│ region 1 │gap│ growable region 2 ......(reserved span)...... │gap│ region 3
  * ```
  *
- * With `growable`, a region reserves `maxRegionSize` bytes of address space and `grow` extends it in
- * place (PyTorch's expandable segments). `view` is absent: the source is not host-accessible.
+ * With `growable`, a region reserves up to `maxRegionSize` bytes of address space and `grow` extends
+ * it in place (PyTorch's expandable segments). The reservation shrinks as the 2^53 addresses run low,
+ * so thousands of regions fit; running out altogether is `null`, like any exhaustion. `view` is absent: the source is not host-accessible.
  */
 import {
   alignUp,
@@ -34,7 +35,10 @@ export interface AddressSourceOptions {
   readonly granularity?: number;
   /** Regions can grow in place up to `maxRegionSize` (expandable segments). @defaultValue false */
   readonly growable?: boolean;
-  /** Address space reserved per growable region. @defaultValue 1 TiB */
+  /**
+   * Address space reserved per growable region, at most: a region reserves less once the address
+   * space runs low (never less than its own size). @defaultValue 1 TiB
+   */
   readonly maxRegionSize?: number;
   /** What the addresses stand for, reported as `kind`. @defaultValue 'address-only' */
   readonly kind?: string;
@@ -58,6 +62,8 @@ export interface AddressSource extends MemorySource<Region> {
 
 const DEFAULT_BASE = 2 ** 32;
 const GUARD_GAP = 2 ** 21;
+/** A growable region reserves at most this fraction (1/n) of the address space still free. */
+const SPAN_SHARE = 4096;
 
 interface MutableRegion {
   readonly address: number;
@@ -85,6 +91,17 @@ export function addressSource(options: AddressSourceOptions = {}): AddressSource
   let releases = 0;
   let grows = 0;
 
+  /**
+   * Address space reserved for a growable region of `size` bytes: `maxRegionSize`, but never more
+   * than 1/{@link SPAN_SHARE} of the addresses left (so thousands of streams, each with expandable
+   * segments of its own, still fit in 2^53), and never less than `size` (a single block larger than
+   * `maxRegionSize` still gets a region; it just cannot grow).
+   */
+  const growableSpan = (size: number): number => {
+    const share = Math.floor((Number.MAX_SAFE_INTEGER - next) / SPAN_SHARE / granularity);
+    return Math.max(size, Math.min(maxRegionSize, share * granularity));
+  };
+
   const liveRegion = (region: Region): MutableRegion => {
     const found = live.get(region.address);
     if (found === undefined || found !== region) {
@@ -100,12 +117,13 @@ export function addressSource(options: AddressSourceOptions = {}): AddressSource
     acquire(size: number): Region | null {
       checkSize(size);
       const rounded = alignUp(size, granularity);
-      if (growable && rounded > maxRegionSize) return null;
       if (rounded > limit - reserved) return null;
-      const span = growable ? maxRegionSize : rounded;
+      const span = growable ? growableSpan(rounded) : rounded;
+      const end = alignUp(next + span + GUARD_GAP, granularity);
+      // Exhausting 2^53 bytes of addresses is exhaustion like any other: null, not a throw.
+      if (!Number.isSafeInteger(rounded) || end > Number.MAX_SAFE_INTEGER) return null;
       const region: MutableRegion = { address: next, size: rounded, span };
-      next = alignUp(next + span + GUARD_GAP, granularity);
-      if (next > Number.MAX_SAFE_INTEGER) throw new RangeError('address space exhausted');
+      next = end;
       live.set(region.address, region);
       reserved += rounded;
       if (reserved > peak) peak = reserved;

@@ -30,9 +30,16 @@ export {
   type ParseTraceOptions,
   parseMallocTrace,
 } from './readers/malloc-trace';
-export { type UnpickledValue, type UnpickleOptions, unpickle } from './readers/pickle';
+export {
+  DEFAULT_UNPICKLE_LIMITS,
+  type UnpickledValue,
+  type UnpickleLimits,
+  type UnpickleOptions,
+  unpickle,
+} from './readers/pickle';
 export { PointerEvents, parseAddress } from './readers/pointer-events';
 export {
+  DEFAULT_MAX_INPUT_BYTES,
   detectTraceFormat,
   detectTraceFormatOf,
   type FindTracesDirOptions,
@@ -56,6 +63,7 @@ export {
   replay,
 } from './replay';
 export {
+  DEFAULT_MAX_EVENTS,
   EventKind,
   peakLiveBytes,
   type SizeFilter,

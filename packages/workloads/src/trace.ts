@@ -57,6 +57,13 @@ export interface Trace {
 }
 
 const INITIAL_CAPACITY = 1024;
+
+/**
+ * Most events a {@link TraceBuilder} takes unless told otherwise. A trace costs about 25 bytes per
+ * event while it is built, so 10 million events hold about 250 MB: a bound that keeps a replay of
+ * hostile input within a small multiple of its size. Raise it for larger real traces.
+ */
+export const DEFAULT_MAX_EVENTS = 10_000_000;
 const NOT_LIVE = -1;
 
 /** Accumulates events and checks them; {@link TraceBuilder.build} returns a right-sized {@link Trace}. */
@@ -75,8 +82,12 @@ export class TraceBuilder {
 
   /**
    * @param source - label used in error messages (a file name, a generator name).
+   * @param maxEvents - most events; one more throws TraceFormatError. @defaultValue {@link DEFAULT_MAX_EVENTS}
    */
-  constructor(private readonly source = 'trace') {}
+  constructor(
+    private readonly source = 'trace',
+    private readonly maxEvents = DEFAULT_MAX_EVENTS,
+  ) {}
 
   /** Number of events so far. */
   get length(): number {
@@ -199,16 +210,29 @@ export class TraceBuilder {
 
   private reserveEvent(): void {
     if (this.events < this.kinds.length) return;
-    this.kinds = grow(this.kinds);
-    this.ids = grow(this.ids);
-    this.sizes = grow(this.sizes);
-    this.alignments = grow(this.alignments);
-    if (this.streams) this.streams = grow(this.streams);
+    if (this.events >= this.maxEvents) {
+      throw new TraceFormatError(
+        this.source,
+        this.events + 1,
+        `at most ${this.maxEvents.toLocaleString('en-US')} events (the event limit)`,
+        'more events',
+        'event',
+      );
+    }
+    this.kinds = grow(this.kinds, this.maxEvents);
+    this.ids = grow(this.ids, this.maxEvents);
+    this.sizes = grow(this.sizes, this.maxEvents);
+    this.alignments = grow(this.alignments, this.maxEvents);
+    if (this.streams) this.streams = grow(this.streams, this.maxEvents);
   }
 }
 
-function grow<T extends Uint8Array | Int32Array | Uint32Array | Float64Array>(array: T): T {
-  const bigger = new (array.constructor as new (length: number) => T)(array.length * 2);
+function grow<T extends Uint8Array | Int32Array | Uint32Array | Float64Array>(
+  array: T,
+  most = Number.POSITIVE_INFINITY,
+): T {
+  const length = Math.max(array.length + 1, Math.min(array.length * 2, most));
+  const bigger = new (array.constructor as new (length: number) => T)(length);
   bigger.set(array);
   return bigger;
 }

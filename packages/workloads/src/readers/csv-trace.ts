@@ -25,7 +25,7 @@ const INTEGER = /^\d+$/;
  */
 export function parseCsvTrace(text: string, options: ParseTraceOptions = {}): Trace {
   const name = options.name ?? 'trace';
-  const builder = new TraceBuilder(name);
+  const builder = new TraceBuilder(name, options.maxEvents);
   const live = new Map<string, number>();
   let lineNumber = 0;
   let start = 0;

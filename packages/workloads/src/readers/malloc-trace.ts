@@ -22,6 +22,8 @@ const EXPECTED = '`Alloc(<bytes>),` or `Free(<index>),`';
 export interface ParseTraceOptions {
   /** Name of the resulting trace and label in error messages. @defaultValue 'trace' */
   readonly name?: string;
+  /** Most events; one more throws TraceFormatError. @defaultValue DEFAULT_MAX_EVENTS (10 M) */
+  readonly maxEvents?: number;
 }
 
 /**
@@ -32,7 +34,7 @@ export interface ParseTraceOptions {
  */
 export function parseMallocTrace(text: string, options: ParseTraceOptions = {}): Trace {
   const name = options.name ?? 'trace';
-  const builder = new TraceBuilder(name);
+  const builder = new TraceBuilder(name, options.maxEvents);
   let zeroSizeAllocs = 0;
   let lineNumber = 0;
   let start = 0;

@@ -32,7 +32,36 @@ export type UnpickledValue =
 export interface UnpickleOptions {
   /** Label for error messages. @defaultValue 'pickle' */
   readonly name?: string;
+  /** Limits on what a pickle may build. @defaultValue {@link DEFAULT_UNPICKLE_LIMITS} */
+  readonly limits?: Partial<UnpickleLimits>;
 }
+
+/**
+ * What one pickle may build. The memo lets a few bytes refer to a big value again and again, so a
+ * small file can stand for an enormous one: these limits bound both what is held (items) and what
+ * a reader that walks the value would visit (the size after memo expansion).
+ */
+export interface UnpickleLimits {
+  /** Deepest nesting of lists, tuples and dicts. */
+  readonly maxDepth: number;
+  /** Lists, tuples, sets and dicts created. */
+  readonly maxContainers: number;
+  /** Values held at once: items of every container plus the stack. */
+  readonly maxItems: number;
+  /** Sum over every container of its items, each counted with everything under it. */
+  readonly maxExpandedSize: number;
+  /** Bytes of one integer (`LONG1`, `LONG4`) or digits of a decimal one (`INT`, `LONG`). */
+  readonly maxIntegerBytes: number;
+}
+
+/** The limits of {@link unpickle} unless told otherwise: far above any memory snapshot's. */
+export const DEFAULT_UNPICKLE_LIMITS: UnpickleLimits = Object.freeze({
+  maxDepth: 1000,
+  maxContainers: 8_000_000,
+  maxItems: 32_000_000,
+  maxExpandedSize: 256_000_000,
+  maxIntegerBytes: 1024,
+});
 
 /** The opcodes of protocols 0–5 that carry plain data, by byte value. */
 const Op = {
@@ -109,19 +138,48 @@ const CODE_OPCODES: Readonly<Record<number, string>> = {
   152: 'READONLY_BUFFER',
 };
 
-const MARK = Symbol('mark');
-type StackItem = UnpickledValue | typeof MARK;
+type Container = UnpickledValue[] | { [key: string]: UnpickledValue };
 
 const utf8 = new TextDecoder('utf-8', { fatal: false });
 const latin1 = new TextDecoder('latin1');
 
-function dictKey(key: UnpickledValue): string {
+/** Longest dict key built from a tuple, in characters. */
+const MAX_KEY_LENGTH = 4096;
+
+/**
+ * The string a dict key becomes. A tuple key is written out, `(a, b)`, iteratively and within
+ * {@link MAX_KEY_LENGTH}; a list or dict key (unhashable in Python, and possibly holding itself)
+ * is refused by returning null.
+ */
+function dictKey(key: UnpickledValue): string | null {
   if (typeof key === 'string') return key;
   if (typeof key === 'number' || typeof key === 'bigint' || typeof key === 'boolean')
     return String(key);
   if (key === null) return 'None';
-  if (Array.isArray(key)) return `(${key.map(dictKey).join(', ')})`;
-  return String(key);
+  if (key instanceof Uint8Array) return String(key);
+  if (!Array.isArray(key)) return null;
+  let out = '';
+  const work: (UnpickledValue | ')' | ', ')[] = [key];
+  while (work.length > 0) {
+    if (out.length > MAX_KEY_LENGTH) return null;
+    const item = work.pop()!;
+    if (item === ')' || item === ', ') {
+      out += item;
+    } else if (Array.isArray(item)) {
+      if (work.length > MAX_KEY_LENGTH) return null;
+      out += '(';
+      work.push(')');
+      for (let i = item.length - 1; i >= 0; i--) {
+        work.push(item[i]!);
+        if (i > 0) work.push(', ');
+      }
+    } else {
+      const text = dictKey(item);
+      if (text === null) return null;
+      out += text;
+    }
+  }
+  return out.length > MAX_KEY_LENGTH ? null : out;
 }
 
 function newDict(): { [key: string]: UnpickledValue } {
@@ -148,8 +206,17 @@ function decodeLong(bytes: Uint8Array): number | bigint {
 export function unpickle(bytes: Uint8Array, options: UnpickleOptions = {}): UnpickledValue {
   const name = options.name ?? 'pickle';
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const stack: StackItem[] = [];
+  const limits: UnpickleLimits = { ...DEFAULT_UNPICKLE_LIMITS, ...options.limits };
+  const stack: UnpickledValue[] = [];
+  /** Stack positions of the MARKs, innermost last (Python's metastack). */
+  const marks: number[] = [];
   const memo = new Map<number, UnpickledValue>();
+  /** Per container: its size after memo expansion (itself and everything under it) and depth. */
+  const sizes = new WeakMap<object, number>();
+  const depths = new WeakMap<object, number>();
+  let containers = 0;
+  let items = 0;
+  let expanded = 0;
   let at = 0;
   let opAt = 0;
 
@@ -197,34 +264,88 @@ export function unpickle(bytes: Uint8Array, options: UnpickleOptions = {}): Unpi
     at = end + 1;
     return text;
   };
+  const limit = (what: string, most: number): never =>
+    fail(`at most ${most.toLocaleString('en-US')} ${what} (the pickle reader's limit)`, 'more');
+  const bottom = (): number => (marks.length > 0 ? marks[marks.length - 1]! : 0);
+  const push = (value: UnpickledValue): void => {
+    if (stack.length >= limits.maxItems) limit('values on the stack', limits.maxItems);
+    stack.push(value);
+  };
   const pop = (): UnpickledValue => {
-    const value = stack.pop();
-    if (value === undefined) fail('a value on the stack', 'an empty stack');
-    if (value === MARK) fail('a value on the stack', 'a MARK');
-    return value as UnpickledValue;
+    if (stack.length === 0) fail('a value on the stack', 'an empty stack');
+    if (stack.length <= bottom()) fail('a value on the stack', 'a MARK');
+    return stack.pop() as UnpickledValue;
   };
   const top = (): UnpickledValue => {
-    const value = stack[stack.length - 1];
-    if (value === undefined || value === MARK) fail('a value on the stack', 'none');
-    return value as UnpickledValue;
+    if (stack.length <= bottom()) fail('a value on the stack', stack.length ? 'a MARK' : 'none');
+    return stack[stack.length - 1] as UnpickledValue;
   };
   const popMark = (): UnpickledValue[] => {
-    let k = stack.length - 1;
-    while (k >= 0 && stack[k] !== MARK) k--;
-    if (k < 0) fail('a MARK before this opcode', 'no MARK on the stack');
-    const items = stack.splice(k) as UnpickledValue[];
-    items.shift();
-    return items;
+    const k = marks.pop();
+    if (k === undefined) fail('a MARK before this opcode', 'no MARK on the stack');
+    return stack.splice(k!);
+  };
+  const isContainer = (value: UnpickledValue): value is Container =>
+    value !== null && typeof value === 'object' && !(value instanceof Uint8Array);
+  /** Counts `item` into `container`: items held, size after memo expansion, depth. */
+  const added = (container: Container, item: UnpickledValue): void => {
+    if (++items > limits.maxItems) limit('values in lists, tuples and dicts', limits.maxItems);
+    const weight = isContainer(item) ? (sizes.get(item) ?? 1) : 1;
+    expanded += weight;
+    if (expanded > limits.maxExpandedSize) {
+      limit(
+        'values after memo expansion (a value repeated through the memo counts each time)',
+        limits.maxExpandedSize,
+      );
+    }
+    sizes.set(container, (sizes.get(container) ?? 1) + weight);
+    const depth = (isContainer(item) ? (depths.get(item) ?? 1) : 0) + 1;
+    if (depth > (depths.get(container) ?? 1)) {
+      if (depth > limits.maxDepth) limit('levels of nesting', limits.maxDepth);
+      depths.set(container, depth);
+    }
+  };
+  /** Registers a new container holding `initial` (already in it). */
+  const made = <T extends Container>(container: T, initial: readonly UnpickledValue[] = []): T => {
+    if (++containers > limits.maxContainers) {
+      limit('lists, tuples, sets and dicts', limits.maxContainers);
+    }
+    sizes.set(container, 1);
+    depths.set(container, 1);
+    for (const item of initial) added(container, item);
+    return container;
   };
   const list = (value: UnpickledValue, what: string): UnpickledValue[] => {
     if (!Array.isArray(value)) fail(`a list under ${what}`, typeOf(value));
     return value as UnpickledValue[];
   };
   const dict = (value: UnpickledValue, what: string): { [key: string]: UnpickledValue } => {
-    if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-      fail(`a dict under ${what}`, typeOf(value));
-    }
+    if (!isContainer(value) || Array.isArray(value)) fail(`a dict under ${what}`, typeOf(value));
     return value as { [key: string]: UnpickledValue };
+  };
+  const setItems = (target: { [key: string]: UnpickledValue }, pairs: UnpickledValue[]): void => {
+    if (pairs.length % 2 !== 0) fail('key/value pairs after MARK', `${pairs.length} items`);
+    for (let i = 0; i < pairs.length; i += 2) {
+      const key = dictKey(pairs[i]!);
+      if (key === null) {
+        fail(
+          'a hashable dict key (str, int, float, bool, None or a short tuple of them)',
+          typeOf(pairs[i]),
+        );
+      }
+      added(target, pairs[i + 1]!);
+      target[key!] = pairs[i + 1]!;
+    }
+  };
+  const longBytes = (n: number): Uint8Array => {
+    if (n > limits.maxIntegerBytes) limit('bytes in one integer', limits.maxIntegerBytes);
+    return take(n);
+  };
+  const decimal = (text: string): number | bigint => {
+    if (text.length > limits.maxIntegerBytes * 3) {
+      limit('digits in one integer', limits.maxIntegerBytes * 3);
+    }
+    return decodeDecimal(text);
   };
   const memoGet = (index: number): UnpickledValue => {
     if (!memo.has(index)) fail('a memo index that was stored', `index ${index}`);
@@ -252,7 +373,8 @@ export function unpickle(bytes: Uint8Array, options: UnpickleOptions = {}): Unpi
         return value;
       }
       case Op.MARK:
-        stack.push(MARK);
+        if (marks.length >= limits.maxItems) limit('open MARKs', limits.maxItems);
+        marks.push(stack.length);
         break;
       case Op.POP:
         pop();
@@ -261,165 +383,158 @@ export function unpickle(bytes: Uint8Array, options: UnpickleOptions = {}): Unpi
         popMark();
         break;
       case Op.DUP:
-        stack.push(top());
+        push(top());
         break;
       case Op.NONE:
-        stack.push(null);
+        push(null);
         break;
       case Op.NEWTRUE:
-        stack.push(true);
+        push(true);
         break;
       case Op.NEWFALSE:
-        stack.push(false);
+        push(false);
         break;
       case Op.BININT: {
         need(4);
-        stack.push(view.getInt32(at, true));
+        push(view.getInt32(at, true));
         at += 4;
         break;
       }
       case Op.BININT1:
-        stack.push(u8());
+        push(u8());
         break;
       case Op.BININT2:
-        stack.push(u16());
+        push(u16());
         break;
       case Op.LONG1:
-        stack.push(decodeLong(take(u8())));
+        push(decodeLong(take(u8())));
         break;
       case Op.LONG4:
-        stack.push(decodeLong(take(u32())));
+        push(decodeLong(longBytes(u32())));
         break;
       case Op.INT: {
         const text = line().trim();
-        if (text === '00') stack.push(false);
-        else if (text === '01') stack.push(true);
-        else if (/^[-+]?\d+$/.test(text)) stack.push(decodeDecimal(text));
+        if (text === '00') push(false);
+        else if (text === '01') push(true);
+        else if (/^[-+]?\d+$/.test(text)) push(decimal(text));
         else fail('a decimal integer', JSON.stringify(text));
         break;
       }
       case Op.LONG: {
         const text = line().trim().replace(/L$/, '');
         if (!/^[-+]?\d+$/.test(text)) fail('a decimal integer', JSON.stringify(text));
-        stack.push(decodeDecimal(text));
+        push(decimal(text));
         break;
       }
       case Op.FLOAT: {
         const text = line().trim();
         const value = Number(text);
         if (text === '' || Number.isNaN(value)) fail('a decimal float', JSON.stringify(text));
-        stack.push(value);
+        push(value);
         break;
       }
       case Op.BINFLOAT: {
         need(8);
-        stack.push(view.getFloat64(at, false));
+        push(view.getFloat64(at, false));
         at += 8;
         break;
       }
       case Op.SHORT_BINUNICODE:
-        stack.push(utf8.decode(take(u8())));
+        push(utf8.decode(take(u8())));
         break;
       case Op.BINUNICODE:
-        stack.push(utf8.decode(take(u32())));
+        push(utf8.decode(take(u32())));
         break;
       case Op.BINUNICODE8:
-        stack.push(utf8.decode(take(u64())));
+        push(utf8.decode(take(u64())));
         break;
       case Op.UNICODE:
-        stack.push(line());
+        push(line());
         break;
       case Op.SHORT_BINSTRING:
-        stack.push(latin1.decode(take(u8())));
+        push(latin1.decode(take(u8())));
         break;
       case Op.BINSTRING:
-        stack.push(latin1.decode(take(u32())));
+        push(latin1.decode(take(u32())));
         break;
       case Op.SHORT_BINBYTES:
-        stack.push(take(u8()).slice());
+        push(take(u8()).slice());
         break;
       case Op.BINBYTES:
-        stack.push(take(u32()).slice());
+        push(take(u32()).slice());
         break;
       case Op.BINBYTES8:
       case Op.BYTEARRAY8:
-        stack.push(take(u64()).slice());
+        push(take(u64()).slice());
         break;
       case Op.EMPTY_LIST:
-        stack.push([]);
+      case Op.EMPTY_TUPLE:
+      case Op.EMPTY_SET:
+        push(made([]));
         break;
       case Op.LIST:
-        stack.push(popMark());
+      case Op.TUPLE:
+      case Op.FROZENSET: {
+        const values = popMark();
+        push(made(values, values));
         break;
+      }
       case Op.APPEND: {
         const value = pop();
-        list(top(), 'APPEND').push(value);
+        const target = list(top(), 'APPEND');
+        added(target, value);
+        target.push(value);
         break;
       }
-      case Op.APPENDS: {
-        const items = popMark();
-        const target = list(top(), 'APPENDS');
-        for (const item of items) target.push(item);
+      case Op.APPENDS:
+      case Op.ADDITEMS: {
+        const values = popMark();
+        const target = list(top(), op === Op.APPENDS ? 'APPENDS' : 'ADDITEMS');
+        for (const value of values) {
+          added(target, value);
+          target.push(value);
+        }
         break;
       }
-      case Op.EMPTY_TUPLE:
-        stack.push([]);
+      case Op.TUPLE1: {
+        const values = [pop()];
+        push(made(values, values));
         break;
-      case Op.TUPLE:
-        stack.push(popMark());
-        break;
-      case Op.TUPLE1:
-        stack.push([pop()]);
-        break;
+      }
       case Op.TUPLE2: {
         const b = pop();
         const a = pop();
-        stack.push([a, b]);
+        push(made([a, b], [a, b]));
         break;
       }
       case Op.TUPLE3: {
         const c = pop();
         const b = pop();
         const a = pop();
-        stack.push([a, b, c]);
+        push(made([a, b, c], [a, b, c]));
         break;
       }
       case Op.EMPTY_DICT:
-        stack.push(newDict());
+        push(made(newDict()));
         break;
       case Op.DICT: {
-        const items = popMark();
-        if (items.length % 2 !== 0) fail('key/value pairs after MARK', `${items.length} items`);
-        const target = newDict();
-        for (let i = 0; i < items.length; i += 2) target[dictKey(items[i]!)] = items[i + 1]!;
-        stack.push(target);
+        const pairs = popMark();
+        const target = made(newDict());
+        setItems(target, pairs);
+        push(target);
         break;
       }
       case Op.SETITEM: {
         const value = pop();
         const key = pop();
-        dict(top(), 'SETITEM')[dictKey(key)] = value;
+        setItems(dict(top(), 'SETITEM'), [key, value]);
         break;
       }
       case Op.SETITEMS: {
-        const items = popMark();
-        if (items.length % 2 !== 0) fail('key/value pairs after MARK', `${items.length} items`);
-        const target = dict(top(), 'SETITEMS');
-        for (let i = 0; i < items.length; i += 2) target[dictKey(items[i]!)] = items[i + 1]!;
+        const pairs = popMark();
+        setItems(dict(top(), 'SETITEMS'), pairs);
         break;
       }
-      case Op.EMPTY_SET:
-        stack.push([]);
-        break;
-      case Op.ADDITEMS: {
-        const items = popMark();
-        const target = list(top(), 'ADDITEMS');
-        for (const item of items) target.push(item);
-        break;
-      }
-      case Op.FROZENSET:
-        stack.push(popMark());
-        break;
       case Op.PUT: {
         const text = line().trim();
         if (!/^\d+$/.test(text)) fail('a decimal memo index', JSON.stringify(text));
@@ -438,14 +553,14 @@ export function unpickle(bytes: Uint8Array, options: UnpickleOptions = {}): Unpi
       case Op.GET: {
         const text = line().trim();
         if (!/^\d+$/.test(text)) fail('a decimal memo index', JSON.stringify(text));
-        stack.push(memoGet(Number(text)));
+        push(memoGet(Number(text)));
         break;
       }
       case Op.BINGET:
-        stack.push(memoGet(u8()));
+        push(memoGet(u8()));
         break;
       case Op.LONG_BINGET:
-        stack.push(memoGet(u32()));
+        push(memoGet(u32()));
         break;
       default: {
         const code = CODE_OPCODES[op];

@@ -14,7 +14,7 @@
  * ```
  */
 import { TraceFormatError, type TraceLocationUnit } from '../errors';
-import { type Trace, TraceBuilder, type TraceMeta } from '../trace';
+import { DEFAULT_MAX_EVENTS, type Trace, TraceBuilder, type TraceMeta } from '../trace';
 
 const ALLOC = 0;
 const FREE = 1;
@@ -35,11 +35,25 @@ export class PointerEvents {
   /**
    * @param source - label for error messages.
    * @param unit - what the `location` passed to {@link alloc}/{@link free} counts.
+   * @param maxEvents - most events, counting the leading allocations of pre-existing blocks.
    */
   constructor(
     private readonly source: string,
     private readonly unit: TraceLocationUnit,
+    private readonly maxEvents = DEFAULT_MAX_EVENTS,
   ) {}
+
+  private checkRoom(location: number): void {
+    if (this.ops.length + this.preexisting.length >= this.maxEvents) {
+      throw new TraceFormatError(
+        this.source,
+        location,
+        `at most ${this.maxEvents.toLocaleString('en-US')} events (the event limit)`,
+        'more events',
+        this.unit,
+      );
+    }
+  }
 
   /** Number of events so far. */
   get length(): number {
@@ -67,6 +81,7 @@ export class PointerEvents {
    * @throws TraceFormatError when the address is already live or the size is not a positive integer.
    */
   alloc(address: number, size: number, stream: number, location: number): void {
+    this.checkRoom(location);
     if (!Number.isSafeInteger(size) || size <= 0) {
       throw new TraceFormatError(
         this.source,
@@ -95,6 +110,7 @@ export class PointerEvents {
    * allocated before the window; pass 0 when unknown, which makes such a free an error.
    */
   free(address: number, size: number, stream: number, location: number): void {
+    this.checkRoom(location);
     const at = this.live.get(address);
     if (at === undefined) {
       if (!Number.isSafeInteger(size) || size <= 0) {
@@ -122,7 +138,7 @@ export class PointerEvents {
 
   /** Builds the trace: pre-existing blocks first, then the events in order. */
   build(name: string, meta: TraceMeta = {}): Trace {
-    const builder = new TraceBuilder(this.source);
+    const builder = new TraceBuilder(this.source, this.maxEvents);
     const preexistingIds = this.preexisting.map((block) =>
       builder.alloc(block.size, 0, block.stream),
     );

@@ -2,18 +2,32 @@
  * Reading trace files from disk, with the format detected from the content, and finding the shared
  * trace folder (`../shared/traces` beside the repository) without hard-coded paths.
  */
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { constants as bufferConstants } from 'node:buffer';
+import { closeSync, existsSync, fstatSync, openSync, readSync, statSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { gunzipSync } from 'node:zlib';
+import { gunzipSync, constants as zlibConstants } from 'node:zlib';
 import { TraceFormatError } from '../errors';
-import type { Trace } from '../trace';
+import { DEFAULT_MAX_EVENTS, type Trace } from '../trace';
 import { parseCsvTrace } from './csv-trace';
 import { parseMallocTrace } from './malloc-trace';
-import { unpickle } from './pickle';
+import { DEFAULT_UNPICKLE_LIMITS, type UnpickleLimits, unpickle } from './pickle';
 import { parseRmmLog } from './rmm-log';
 import { parseTorchProfilerTrace } from './torch-profiler';
 import { parseTorchSnapshot } from './torch-snapshot';
+
+/**
+ * Most bytes of input a reader takes unless told otherwise: of a file, and of its content after
+ * decompression. With {@link DEFAULT_MAX_EVENTS} it keeps reading a hostile file within about
+ * 1 GB of memory; real traces are far smaller (the largest in `../shared/traces` is 30 MB unpacked).
+ */
+export const DEFAULT_MAX_INPUT_BYTES = 256 * 1024 * 1024;
+
+/** How much of a file's start decides its format (and, when nothing matches, fails fast). */
+const DETECT_BYTES = 1024 * 1024;
+
+/** At most one JSON object or array per this many bytes of the input limit (bounds JSON.parse). */
+const JSON_BYTES_PER_CONTAINER = 64;
 
 /**
  * Trace formats this package reads: `malloc` and `csv` (text, one event per line), `rmm` (RMM's
@@ -87,7 +101,9 @@ function firstNonSpace(bytes: Uint8Array): number {
  * {@link detectTraceFormat}. Returns `null` when nothing matches.
  */
 export function detectTraceFormatOf(bytes: Uint8Array): TraceFormat | null {
-  const data = isGzip(bytes) ? gunzipSync(bytes) : bytes;
+  const whole = isGzip(bytes) ? gunzipHead(bytes) : bytes;
+  if (whole === null) return null;
+  const data = whole.subarray(0, DETECT_BYTES);
   if (data[0] === PICKLE_PROTO) return 'torch-snapshot';
   const first = firstNonSpace(data);
   if (first === 0x7b || first === 0x5b) {
@@ -107,11 +123,106 @@ export interface ReadTraceFileOptions {
   readonly format?: TraceFormat;
   /** Trace name. @defaultValue the file's base name */
   readonly name?: string;
+  /**
+   * Most bytes of the file, and of its content after decompression. The limits on JSON values and
+   * on what a pickle may build scale with it. @defaultValue {@link DEFAULT_MAX_INPUT_BYTES}
+   */
+  readonly maxBytes?: number;
+  /** Most events per trace. @defaultValue {@link DEFAULT_MAX_EVENTS} */
+  readonly maxEvents?: number;
+}
+
+function formatLimit(bytes: number): string {
+  const units = ['bytes', 'KiB', 'MiB', 'GiB', 'TiB'];
+  let value = bytes;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1 && value % 1024 === 0) {
+    value /= 1024;
+    unit++;
+  }
+  return `${value.toLocaleString('en-US')} ${units[unit]}`;
+}
+
+function inputLimitError(name: string, offset: number, maxBytes: number, what: string): never {
+  throw new TraceFormatError(
+    name,
+    offset,
+    `at most ${formatLimit(maxBytes)} ${what} (the input limit)`,
+    'more',
+    'byte',
+  );
+}
+
+/**
+ * The start of a gzip stream's content, for detection: a prefix of the compressed bytes inflated
+ * without its end, capped, so a small file that inflates to gigabytes costs a few MiB here.
+ */
+function gunzipHead(bytes: Uint8Array): Uint8Array | null {
+  for (const prefix of [64 * 1024, 8 * 1024, 1024]) {
+    try {
+      return gunzipSync(bytes.subarray(0, prefix), {
+        finishFlush: zlibConstants.Z_SYNC_FLUSH,
+        maxOutputLength: 2 * DETECT_BYTES,
+      });
+    } catch {
+      // Too much output for this prefix (try a shorter one), or corrupt from the start.
+    }
+  }
+  return null;
+}
+
+/** The whole content of a gzip stream, within `maxBytes`; a damaged stream is a TraceFormatError. */
+function gunzip(bytes: Uint8Array, name: string, maxBytes: number): Uint8Array {
+  try {
+    return gunzipSync(bytes, { maxOutputLength: Math.max(1, maxBytes) });
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ERR_BUFFER_TOO_LARGE' || error instanceof RangeError) {
+      return inputLimitError(name, bytes.length, maxBytes, 'of data after decompression');
+    }
+    const message = (error as Error).message;
+    const truncated = /unexpected end of file/i.test(message);
+    const check = /incorrect (data|length) check/i.test(message);
+    throw new TraceFormatError(
+      name,
+      truncated ? bytes.length : check ? Math.max(0, bytes.length - 8) : 0,
+      'a complete, undamaged gzip stream',
+      truncated ? 'the end of the file (truncated gzip data)' : `damaged gzip data (${message})`,
+      'byte',
+    );
+  }
+}
+
+function unknownFormat(name: string, data: Uint8Array): never {
+  const head = Buffer.from(data.buffer, data.byteOffset, Math.min(data.length, 4096)).toString(
+    'utf8',
+  );
+  const firstLine = head.split('\n').find((line) => line.trim() !== '') ?? '';
+  throw new TraceFormatError(name, 1, EXPECTED_FORMATS, JSON.stringify(firstLine.slice(0, 60)));
+}
+
+/** Objects and arrays a JSON text may hold at most, counted (over-counted) as `{` and `[` bytes. */
+function checkJsonSize(data: Uint8Array, name: string, maxBytes: number): void {
+  const most = Math.max(1024, Math.floor(maxBytes / JSON_BYTES_PER_CONTAINER));
+  let count = 0;
+  for (let i = 0; i < data.length; i++) {
+    const b = data[i]!;
+    if ((b === 0x7b || b === 0x5b) && ++count > most) {
+      throw new TraceFormatError(
+        name,
+        i,
+        `at most ${most.toLocaleString('en-US')} JSON objects and arrays (the input limit)`,
+        'more',
+        'byte',
+      );
+    }
+  }
 }
 
 function parseJson(text: string, name: string): unknown {
   try {
-    return JSON.parse(text);
+    // JSON.parse refuses a byte-order mark; editors on Windows write one.
+    return JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
   } catch (error) {
     const message = (error as Error).message;
     const position = /position (\d+)/.exec(message);
@@ -128,20 +239,61 @@ function parseJson(text: string, name: string): unknown {
  * @throws TraceFormatError when the format is unknown or the content is malformed.
  */
 export function parseTraces(bytes: Uint8Array, options: ReadTraceFileOptions = {}): Trace[] {
+  const traces = parseAll(bytes, options);
+  if (traces.every((trace) => trace.length === 0)) {
+    throw new TraceFormatError(
+      options.name ?? 'trace',
+      1,
+      'at least one allocation (the file holds no events: a header alone, or nothing)',
+      'no events',
+      'event',
+    );
+  }
+  return traces;
+}
+
+function parseAll(bytes: Uint8Array, options: ReadTraceFileOptions): Trace[] {
   const name = options.name ?? 'trace';
-  const data = isGzip(bytes) ? gunzipSync(bytes) : bytes;
+  const maxBytes = options.maxBytes ?? DEFAULT_MAX_INPUT_BYTES;
+  const maxEvents = options.maxEvents ?? DEFAULT_MAX_EVENTS;
+  if (bytes.length > maxBytes) inputLimitError(name, maxBytes, maxBytes, 'of input');
+  const gzip = isGzip(bytes);
+  if (gzip && options.format === undefined && detectTraceFormatOf(bytes) === null) {
+    unknownFormat(name, gunzipHead(bytes) ?? gunzip(bytes, name, maxBytes));
+  }
+  const data = gzip ? gunzip(bytes, name, maxBytes) : bytes;
   const format = options.format ?? detectTraceFormatOf(data);
-  const text = () => Buffer.from(data.buffer, data.byteOffset, data.length).toString('utf8');
+  const text = () => {
+    if (data.length > bufferConstants.MAX_STRING_LENGTH) {
+      inputLimitError(
+        name,
+        bufferConstants.MAX_STRING_LENGTH,
+        bufferConstants.MAX_STRING_LENGTH,
+        'of text (the most a JavaScript string holds)',
+      );
+    }
+    return Buffer.from(data.buffer, data.byteOffset, data.length).toString('utf8');
+  };
+  const json = () => {
+    checkJsonSize(data, name, maxBytes);
+    return parseJson(text(), name);
+  };
+  const scale = maxBytes / DEFAULT_MAX_INPUT_BYTES;
+  const limits: Partial<UnpickleLimits> = {
+    maxContainers: Math.ceil(DEFAULT_UNPICKLE_LIMITS.maxContainers * scale),
+    maxItems: Math.ceil(DEFAULT_UNPICKLE_LIMITS.maxItems * scale),
+    maxExpandedSize: Math.ceil(DEFAULT_UNPICKLE_LIMITS.maxExpandedSize * scale),
+  };
   switch (format) {
     case 'malloc':
-      return [parseMallocTrace(text(), { name })];
+      return [parseMallocTrace(text(), { name, maxEvents })];
     case 'csv':
-      return [parseCsvTrace(text(), { name })];
+      return [parseCsvTrace(text(), { name, maxEvents })];
     case 'rmm':
-      return [parseRmmLog(text(), { name })];
+      return [parseRmmLog(text(), { name, maxEvents })];
     case 'torch-snapshot': {
-      const value = data[0] === PICKLE_PROTO ? unpickle(data, { name }) : parseJson(text(), name);
-      const traces = parseTorchSnapshot(value, { name });
+      const value = data[0] === PICKLE_PROTO ? unpickle(data, { name, limits }) : json();
+      const traces = parseTorchSnapshot(value, { name, maxEvents });
       if (traces.length === 0) {
         throw new TraceFormatError(
           name,
@@ -155,14 +307,47 @@ export function parseTraces(bytes: Uint8Array, options: ReadTraceFileOptions = {
       return traces;
     }
     case 'torch-profiler':
-      return parseTorchProfilerTrace(parseJson(text(), name), { name });
-    default: {
-      const firstLine =
-        text()
-          .split('\n')
-          .find((line) => line.trim() !== '') ?? '';
-      throw new TraceFormatError(name, 1, EXPECTED_FORMATS, JSON.stringify(firstLine.slice(0, 60)));
+      return parseTorchProfilerTrace(json(), { name, maxEvents });
+    default:
+      return unknownFormat(name, data);
+  }
+}
+
+/**
+ * The bytes of a file, read in chunks and never more than `maxBytes` (a device such as `/dev/zero`
+ * never ends); when the format is to be detected, the first chunk decides, so a file that is no
+ * trace fails before the rest is read.
+ */
+function readInput(path: string, name: string, options: ReadTraceFileOptions): Uint8Array {
+  const maxBytes = options.maxBytes ?? DEFAULT_MAX_INPUT_BYTES;
+  const fd = openSync(path, 'r');
+  try {
+    const stat = fstatSync(fd);
+    if (stat.isFile() && stat.size > maxBytes)
+      inputLimitError(name, maxBytes, maxBytes, 'of input');
+    const chunkSize = stat.isFile() ? Math.max(stat.size + 1, 4096) : DETECT_BYTES;
+    const chunks: Buffer[] = [];
+    let total = 0;
+    for (;;) {
+      const want = Math.min(chunkSize, maxBytes + 1 - total);
+      const chunk = Buffer.allocUnsafe(want);
+      const n = readSync(fd, chunk, 0, want, null);
+      if (n === 0) break;
+      chunks.push(n < want ? chunk.subarray(0, n) : chunk);
+      total += n;
+      if (total > maxBytes) inputLimitError(name, maxBytes, maxBytes, 'of input');
+      if (chunks.length === 1 && options.format === undefined && total >= DETECT_BYTES) {
+        if (detectTraceFormatOf(chunks[0]!) === null) {
+          unknownFormat(
+            name,
+            isGzip(chunks[0]!) ? (gunzipHead(chunks[0]!) ?? chunks[0]!) : chunks[0]!,
+          );
+        }
+      }
     }
+    return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, total);
+  } finally {
+    closeSync(fd);
   }
 }
 
@@ -172,7 +357,8 @@ export function parseTraces(bytes: Uint8Array, options: ReadTraceFileOptions = {
  * @throws TraceFormatError when the format is unknown or the content is malformed.
  */
 export function readTraces(path: string, options: ReadTraceFileOptions = {}): Trace[] {
-  return parseTraces(readFileSync(path), { ...options, name: options.name ?? basename(path) });
+  const name = options.name ?? basename(path);
+  return parseTraces(readInput(path, name, options), { ...options, name });
 }
 
 /**

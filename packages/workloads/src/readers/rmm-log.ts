@@ -31,7 +31,7 @@ const COLUMNS = RMM_LOG_HEADER.toLowerCase().split(',');
  */
 export function parseRmmLog(text: string, options: ParseTraceOptions = {}): Trace {
   const name = options.name ?? 'rmm-log';
-  const events = new PointerEvents(name, 'line');
+  const events = new PointerEvents(name, 'line', options.maxEvents);
   let lineNumber = 0;
   let start = 0;
   let header = false;

@@ -22,6 +22,8 @@ import { PointerEvents, parseAddress } from './pointer-events';
 export interface ParseTorchProfilerOptions {
   /** Base name of the traces and label in error messages. @defaultValue 'profiler' */
   readonly name?: string;
+  /** Most events per device. @defaultValue DEFAULT_MAX_EVENTS (10 M) */
+  readonly maxEvents?: number;
 }
 
 /** PyTorch's `c10::DeviceType` values that have a name here. */
@@ -132,7 +134,7 @@ export function parseTorchProfilerTrace(
     const events = devices.get(key)!;
     events.sort((x, y) => x.ts - y.ts || x.index - y.index);
     const deviceName = `${DEVICE_TYPES[type] ?? `device-type-${type}`}:${id}`;
-    const builder = new PointerEvents(`${name} (${deviceName})`, 'event');
+    const builder = new PointerEvents(`${name} (${deviceName})`, 'event', options.maxEvents);
     let peakReserved = 0;
     let peakAllocated = 0;
     for (const event of events) {

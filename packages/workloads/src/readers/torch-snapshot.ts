@@ -30,6 +30,8 @@ import { PointerEvents, parseAddress } from './pointer-events';
 export interface ParseTorchSnapshotOptions {
   /** Base name of the traces and label in error messages. @defaultValue 'snapshot' */
   readonly name?: string;
+  /** Most events per device. @defaultValue DEFAULT_MAX_EVENTS (10 M) */
+  readonly maxEvents?: number;
 }
 
 type Dict = { readonly [key: string]: unknown };
@@ -118,7 +120,7 @@ export function parseTorchSnapshot(
     const freeAction = entries.some((entry) => isDict(entry) && entry.action === 'free_completed')
       ? 'free_completed'
       : 'free_requested';
-    const events = new PointerEvents(source, 'event');
+    const events = new PointerEvents(source, 'event', options.maxEvents);
     let segmentAllocs = 0;
     let segmentFrees = 0;
     let segmentDelta = 0;

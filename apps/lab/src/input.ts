@@ -1,0 +1,99 @@
+/**
+ * Reading the trace files named on the command line, within the input limits (`--max-input`), and
+ * checking before a run that the report folder (`--out`) can be written.
+ */
+import { existsSync, statSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import {
+  DEFAULT_MAX_EVENTS,
+  DEFAULT_MAX_INPUT_BYTES,
+  peakLiveBytes,
+  readTraces,
+  type Trace,
+  type TraceFormat,
+} from '@allot/workloads';
+import { fileErrorMeaning } from './failure';
+import { UsageError } from './options';
+import { formatBytes } from './units';
+
+/** What {@link readTraceFiles} needs of the options. */
+export interface InputOptions {
+  readonly format: TraceFormat | null;
+  /** `--max-input` in bytes, or null for the default limits. */
+  readonly maxInput: number | null;
+}
+
+/** The input limits of one file: `--max-input` bytes, and events in proportion. */
+export function inputLimits(maxInput: number | null): { maxBytes: number; maxEvents: number } {
+  if (maxInput === null)
+    return { maxBytes: DEFAULT_MAX_INPUT_BYTES, maxEvents: DEFAULT_MAX_EVENTS };
+  return {
+    maxBytes: maxInput,
+    maxEvents: Math.max(1, Math.round((DEFAULT_MAX_EVENTS * maxInput) / DEFAULT_MAX_INPUT_BYTES)),
+  };
+}
+
+/**
+ * Every trace in `files` (paths relative to `cwd`). A file that cannot be read, is no trace, or is
+ * past a limit throws: a `TraceFormatError` naming the file and where, or a file-system error with
+ * its path (both exit 2 through the lab's error boundary).
+ */
+export function readTraceFiles(
+  files: readonly string[],
+  options: InputOptions,
+  cwd: string,
+): Trace[] {
+  const traces: Trace[] = [];
+  for (const file of files) {
+    const path = resolve(cwd, file);
+    try {
+      traces.push(
+        ...readTraces(path, {
+          ...(options.format ? { format: options.format } : {}),
+          ...inputLimits(options.maxInput),
+        }),
+      );
+    } catch (error) {
+      const meaning = fileErrorMeaning(error);
+      if (meaning !== null) throw new UsageError(`cannot read ${file}: ${meaning}`);
+      throw error;
+    }
+  }
+  return traces;
+}
+
+/**
+ * Throws a UsageError when `out` (relative to `cwd`) cannot become the report folder: it is a file,
+ * or a part of its path is. Checked before a run, so a long run does not end in that error.
+ */
+export function checkOutFolder(out: string, cwd: string): void {
+  const folder = resolve(cwd, out);
+  let path = folder;
+  for (;;) {
+    if (existsSync(path)) {
+      if (!statSync(path).isDirectory()) {
+        throw new UsageError(
+          path === folder
+            ? `--out ${out}: a file of that name is in the way (the report needs a folder)`
+            : `--out ${out}: ${path} is a file, not a folder`,
+        );
+      }
+      return;
+    }
+    const parent = dirname(path);
+    if (parent === path) return;
+    path = parent;
+  }
+}
+
+/** Throws a UsageError when `memory` (`--memory`) cannot hold the trace's peak live bytes. */
+export function checkMemoryHoldsTrace(trace: Trace, memory: number | null): void {
+  if (memory === null) return;
+  const peak = peakLiveBytes(trace);
+  if (memory < peak) {
+    throw new UsageError(
+      `--memory ${formatBytes(memory)} is less than ${trace.name}'s peak live bytes (${formatBytes(peak)}): ` +
+        'every setting would fail; give the GPU memory, at least the peak',
+    );
+  }
+}

@@ -1,0 +1,143 @@
+/**
+ * A fuzz target for every reader: for arbitrary bytes, plain and gzipped, read as each format (and
+ * with the format detected), `parseTraces` ends in traces or in a typed `TraceFormatError`, never
+ * in another exception, within a time bound and without holding more than a bounded amount of
+ * memory. Besides raw bytes, the inputs include mutations of a small valid file of each format
+ * and sequences of pickle opcodes, so that the fuzzer reaches past the first line.
+ *
+ * Runs: FC_NUM_RUNS per property (default 40, 2,000 under `pnpm fuzz`); the seed is fixed (FC_SEED
+ * overrides it, FC_PATH replays a failure) so the default test run is the same every time.
+ */
+import { gzipSync } from 'node:zlib';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { TraceFormatError } from '../errors';
+import { unpickle } from './pickle';
+import { parseTraces, TRACE_FORMATS, type TraceFormat } from './read-trace-file';
+
+const fuzzing = process.env.ALLOT_FUZZ === '1';
+const parameters: fc.Parameters<unknown> = {
+  numRuns: Number(process.env.FC_NUM_RUNS ?? (fuzzing ? 2000 : 40)),
+  seed: Number(process.env.FC_SEED ?? 20_261_123),
+  ...(process.env.FC_PATH === undefined ? {} : { path: process.env.FC_PATH }),
+};
+
+/** Limits small enough that any input stays cheap, large enough for every seed file. */
+const LIMITS = { maxBytes: 1 << 20, maxEvents: 100_000 } as const;
+/** Most milliseconds one read may take. */
+const TIME_BOUND_MS = 2_000;
+/** Most bytes of heap one read may leave behind or hold (a multiple of the input limit). */
+const HEAP_BOUND = 64 * LIMITS.maxBytes;
+
+const SEEDS: Readonly<Record<TraceFormat, string | Uint8Array>> = {
+  malloc: 'Alloc(64),\nAlloc(128),\nFree(0),\nFree(1),\n',
+  csv: 'op,id,size,alignment\nalloc,a,64,8\nalloc,b,128\nfree,a\nfree,b\n',
+  rmm: 'Thread,Time,Action,Pointer,Size,Stream\n1,0.1,allocate,0x1000,64,0x0\n1,0.2,free,0x1000,64,0x0\n',
+  'torch-profiler':
+    '{"traceEvents":[{"name":"[memory]","ph":"i","ts":1,"args":{"Addr":4096,"Bytes":512,"Device Type":1,"Device Id":0}},' +
+    '{"name":"[memory]","ph":"i","ts":2,"args":{"Addr":4096,"Bytes":-512,"Device Type":1,"Device Id":0}}]}',
+  'torch-snapshot':
+    '{"segments":[],"device_traces":[[{"action":"alloc","addr":4096,"size":512,"stream":0},' +
+    '{"action":"free_completed","addr":4096,"size":512,"stream":0}]]}',
+};
+
+function bytesOf(value: string | Uint8Array): Uint8Array {
+  return typeof value === 'string' ? new TextEncoder().encode(value) : value;
+}
+
+/** Reads `bytes`; fails the property on anything but traces or a TraceFormatError. */
+function readsSafely(bytes: Uint8Array, format: TraceFormat | undefined): void {
+  const heapBefore = process.memoryUsage().heapUsed;
+  const start = performance.now();
+  try {
+    const traces = parseTraces(bytes, { name: 'fuzz', ...LIMITS, ...(format ? { format } : {}) });
+    for (const trace of traces) expect(trace.length).toBeLessThanOrEqual(LIMITS.maxEvents);
+  } catch (error) {
+    if (!(error instanceof TraceFormatError)) throw error;
+    expect(error.message.length).toBeLessThan(2000);
+  }
+  expect(performance.now() - start).toBeLessThan(TIME_BOUND_MS);
+  expect(process.memoryUsage().heapUsed - heapBefore).toBeLessThan(HEAP_BOUND);
+}
+
+/** A seed file with bytes replaced, inserted and cut at random places. */
+function mutated(seed: Uint8Array): fc.Arbitrary<Uint8Array> {
+  const edit = fc.record({
+    at: fc.nat(),
+    kind: fc.constantFrom('replace', 'insert', 'delete', 'repeat'),
+    bytes: fc.uint8Array({ minLength: 1, maxLength: 8 }),
+  });
+  return fc.array(edit, { maxLength: 6 }).map((edits) => {
+    let out = Array.from(seed);
+    for (const { at, kind, bytes } of edits) {
+      const i = out.length === 0 ? 0 : at % out.length;
+      if (kind === 'replace') out.splice(i, bytes.length, ...bytes);
+      else if (kind === 'insert') out.splice(i, 0, ...bytes);
+      else if (kind === 'delete') out.splice(i, bytes.length);
+      else out = out.concat(out.slice(i, i + 64 * bytes[0]!));
+    }
+    return Uint8Array.from(out);
+  });
+}
+
+const OPCODES = Array.from(new TextEncoder().encode('(.012FIJKLMNXBCTUVaeghjlp]qrstu)d}G')).concat([
+  0x80, 0x85, 0x86, 0x87, 0x88, 0x89, 0x8a, 0x8b, 0x8c, 0x8d, 0x8e, 0x8f, 0x90, 0x91, 0x94, 0x95,
+  0x96,
+]);
+
+/** A pickle: a protocol header, then opcodes, each followed by a few operand bytes. */
+const pickles = fc
+  .array(fc.tuple(fc.constantFrom(...OPCODES), fc.uint8Array({ maxLength: 4 })), { maxLength: 64 })
+  .map((ops) =>
+    Uint8Array.from([0x80, 2, ...ops.flatMap(([op, operand]) => [op, ...operand]), 0x2e]),
+  );
+
+const formats: (TraceFormat | undefined)[] = [undefined, ...TRACE_FORMATS];
+
+describe.each(formats.map((format) => [format ?? 'detected', format] as const))(
+  'reading as %s',
+  (_, format) => {
+    it('arbitrary bytes end in traces or a TraceFormatError', () => {
+      fc.assert(
+        fc.property(fc.uint8Array({ maxLength: 2048 }), fc.boolean(), (bytes, gzip) => {
+          readsSafely(gzip ? gzipSync(bytes) : bytes, format);
+        }),
+        parameters,
+      );
+    });
+
+    it('mutated files of every format end in traces or a TraceFormatError', () => {
+      const seeds = fc.constantFrom(...Object.values(SEEDS).map(bytesOf));
+      fc.assert(
+        fc.property(seeds.chain(mutated), fc.boolean(), (bytes, gzip) => {
+          readsSafely(gzip ? gzipSync(bytes) : bytes, format);
+        }),
+        parameters,
+      );
+    });
+
+    it('damaged gzip streams end in a TraceFormatError', () => {
+      const seeds = fc.constantFrom(...Object.values(SEEDS).map((seed) => gzipSync(bytesOf(seed))));
+      fc.assert(
+        fc.property(seeds.chain(mutated), (bytes) => readsSafely(bytes, format)),
+        parameters,
+      );
+    });
+  },
+);
+
+describe('the pickle reader', () => {
+  it('opcode sequences end in a value or a TraceFormatError', () => {
+    fc.assert(
+      fc.property(pickles, fc.boolean(), (bytes, gzip) => {
+        readsSafely(gzip ? gzipSync(bytes) : bytes, undefined);
+        try {
+          unpickle(bytes, { limits: { maxItems: 10_000, maxExpandedSize: 100_000 } });
+        } catch (error) {
+          if (!(error instanceof TraceFormatError)) throw error;
+        }
+      }),
+      parameters,
+    );
+  });
+});
