@@ -3,6 +3,7 @@ export type { Adaptor, Allocator, Layout, LayoutBlock, LayoutSegment, Usage } fr
 export { type Fallback, fallback } from './combinators/fallback';
 export { type Limited, type LimitOptions, limit } from './combinators/limit';
 export { type Segregated, type SegregateOptions, segregate } from './combinators/segregate';
+export { INV_TWO_POW_32, TWO_POW_32 } from './constants';
 export {
   AllotError,
   classifyOutOfMemory,

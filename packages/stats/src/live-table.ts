@@ -20,13 +20,11 @@ const STRIDE = 3;
 const MAX_LOAD = 0.5;
 /** Smallest table, as a power of two. */
 const MIN_BITS = 6;
-const TWO_POW_32 = 4294967296;
-/** 2^-32 as a literal, so that the build inlines it; multiplying by a power of two is exact and cheaper than dividing. */
-const INV_TWO_POW_32 = 2 ** -32;
 /** 2^32 / golden ratio: Fibonacci hashing multiplier. */
 const GOLDEN = 0x9e3779b1;
-// `insert` and `find` spell these constants out: the build does not inline every numeric `const`,
-// and Node 20 loads and checks a module-level one on each use.
+// `home`, `insert` and `find` spell these constants and 2^32, 2^-32 (`TWO_POW_32` and
+// `INV_TWO_POW_32` of @allot/core) out: the build does not inline every numeric `const`, nor one
+// imported from another package, and Node 20 loads and checks a module-level one on each use.
 
 export class LiveTable {
   private slots: Float64Array;
@@ -57,8 +55,8 @@ export class LiveTable {
   }
 
   private home(address: number): number {
-    const high = Math.floor(address * INV_TWO_POW_32);
-    const low = address - high * TWO_POW_32;
+    const high = Math.floor(address * 2.3283064365386963e-10); // 2^-32
+    const low = address - high * 4294967296; // 2^32
     return Math.imul(low ^ Math.imul(high, GOLDEN), GOLDEN) >>> this.shift;
   }
 

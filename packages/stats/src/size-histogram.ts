@@ -7,10 +7,10 @@
  * comes from `Math.clz32`, which is exact there; above, from the high 32-bit word obtained by
  * division, so no size is ever truncated.
  */
+import { TWO_POW_32 } from '@allot/core';
 
 /** Buckets kept: enough for every safe integer (2^53). */
 export const HISTOGRAM_BUCKETS = 64;
-const TWO_POW_32 = 4294967296;
 
 /** Bucket of a size: `ceil(log2(size))`, the smallest `k` with `size <= 2^k`; sizes up to 1 give 0. */
 export function sizeBucket(size: number): number {

@@ -3,10 +3,9 @@
  * scratch array and read back as two 32-bit halves, so no BigInt is made on the hot path; every
  * value is checked to lie below 2^53, where JavaScript numbers are exact.
  */
-import { UnsupportedError } from '@allot/core';
+import { TWO_POW_32, UnsupportedError } from '@allot/core';
 import { koffi } from './koffi';
 
-const TWO_POW_32 = 4294967296;
 /** High half of 2^53: a pointer whose high 32 bits reach this is not an exact number. */
 const HIGH_LIMIT = 0x200000;
 
