@@ -261,9 +261,14 @@ export function lab(argv: readonly string[], io: LabIo): number {
           options.files.length > 0
             ? loadFiles(options.files, options, cwd).reduce((a, b) => (b.length > a.length ? b : a))
             : trainingLoop(trainingModel(options.seed, options.quick));
-        return options.command === 'tune'
-          ? tuneCommand(trace, options, io)
-          : capacityCommand(trace, options, io);
+        if (options.command === 'capacity') return capacityCommand(trace, options, io);
+        const status = tuneCommand(trace, options, io);
+        if (status === EXIT_FAILED_ALLOCATIONS) {
+          io.stderr.write(
+            `allot-lab: every setting tried failed allocations on ${trace.name}: the memory searched under is too small (exit status ${EXIT_FAILED_ALLOCATIONS})\n`,
+          );
+        }
+        return status;
       }
     }
   } catch (error) {

@@ -740,6 +740,11 @@ function cases(): Case[] {
       exit: 'ran',
     },
     { name: 'a gzipped malloc trace', args: replay('ok.trace.gz', lsGz), exit: 'ran' },
+    {
+      name: 'tune where every setting fails',
+      args: () => ['tune', file('three48.trace', 'Alloc(281474976710656),\n'.repeat(3)), '--quiet'],
+      exit: 'ran',
+    },
   ];
 }
 
