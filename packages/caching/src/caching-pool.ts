@@ -80,9 +80,11 @@ import {
   SMALL_BUFFER,
   SMALL_SIZE,
 } from './constants';
+import { formatAllocConf } from './format-alloc-conf';
 import { outOfMemoryMessage } from './oom-message';
 import { Family, PoolCounters } from './pool-counters';
 import { type FreeLists, PoolOwner, type Segment } from './pool-owner';
+import { checkPoolState, type PoolStateSegment } from './pool-state';
 import { isStreamOrderedSource, type Stream, type StreamEvents } from './stream-source';
 
 /** Options of {@link cachingPool}. */
@@ -96,7 +98,12 @@ export interface CachingPoolOptions {
    * @defaultValue process.env.ALLOT_ALLOC_CONF ?? ''
    */
   readonly config?: string;
-  /** Environment read when `config` is absent. @defaultValue process.env */
+  /**
+   * The knobs as typed settings (from `parseAllocConf`, or built in code); takes precedence over
+   * `config`, and the pool's `config` becomes `formatAllocConf(settings)`.
+   */
+  readonly settings?: AllocatorSettings;
+  /** Environment read when neither `settings` nor `config` is given. @defaultValue process.env */
   readonly env?: Readonly<Record<string, string | undefined>>;
   /**
    * Total bytes of the memory behind the source (a GPU's memory): the base of the memory fraction
@@ -150,6 +157,11 @@ interface Failure {
 }
 
 const NO_CAP = Number.POSITIVE_INFINITY;
+/**
+ * Address space an expandable segment can still grow into, as best fit weighs it: far more than any
+ * block (PyTorch reserves the device's whole memory per expandable segment).
+ */
+const UNMAPPED_REACH = 2 ** 50;
 
 function checkStream(stream: number): void {
   if (!Number.isSafeInteger(stream) || stream < 0) {
@@ -257,8 +269,13 @@ export class CachingPool implements Allocator, PoolStatsSource {
       throw new InvalidArgumentError('source', options?.source, 'a MemorySource');
     }
     this.source = options.source;
-    this.config = options.config ?? allocConfFromEnv(options.env);
-    this.settings = parseAllocConf(this.config);
+    if (options.settings !== undefined) {
+      this.settings = parseAllocConf(formatAllocConf(options.settings));
+      this.config = formatAllocConf(this.settings);
+    } else {
+      this.config = options.config ?? allocConfFromEnv(options.env);
+      this.settings = parseAllocConf(this.config);
+    }
     this.totalMemory = options.totalMemory ?? NO_CAP;
     if (
       this.totalMemory !== NO_CAP &&
@@ -421,6 +438,113 @@ export class CachingPool implements Allocator, PoolStatsSource {
   /** Every segment (address order) with its blocks; pool `small`/`large` (`private-<id>/...`). */
   layout(): Layout {
     return this.layoutOf(null);
+  }
+
+  // ── a starting state ──────────────────────────────────────────────────────────────────────
+
+  /**
+   * Adds segments that were already held, with the blocks live in them (see {@link PoolStateSegment}):
+   * each segment is acquired from the source at its size, its blocks are handed out as if allocated,
+   * and the gaps between them are cached. The blocks are then freed like any other. Counters treat
+   * the segments as `cudaMalloc` calls and the blocks as allocations.
+   *
+   * @returns the address of every block, per segment; `null` when the source (or the memory
+   *   fraction) cannot supply every segment, and then nothing changed.
+   * @throws InvalidArgumentError when the state is malformed; nothing changed.
+   */
+  restore(segments: readonly PoolStateSegment[]): number[][] | null {
+    checkPoolState(segments);
+    let total = 0;
+    for (const segment of segments) total += segment.size;
+    if (
+      this.allowedMemory !== NO_CAP &&
+      this.counters.current(Family.ReservedBytes) + total > this.allowedMemory
+    ) {
+      return null;
+    }
+    const regions: Region[] = [];
+    for (const segment of segments) {
+      const region = this.source.acquire(segment.size);
+      if (region === null) {
+        for (const acquired of regions) this.source.release(acquired);
+        return null;
+      }
+      regions.push(region);
+    }
+    return segments.map((segment, i) => this.restoreSegment(segment, regions[i]!));
+  }
+
+  /** Registers `region` as `segment` and carves its live blocks (see {@link restore}). */
+  private restoreSegment(segment: PoolStateSegment, region: Region): number[] {
+    const small = segment.pool === 'small';
+    const stream = segment.stream ?? 0;
+    const expandable = this.expandable && segment.expandable === true;
+    const byStream = small ? this.expandableSmall : this.expandableLarge;
+    const seg = this.addSegment(
+      region,
+      this.main,
+      small,
+      stream,
+      expandable && !byStream.has(stream),
+    );
+    if (seg.expandable) byStream.set(stream, seg);
+    const lists = small ? this.main.small : this.main.large;
+    const b = this.blocks;
+    const addresses: number[] = [];
+    let slot = seg.head; // the free, unindexed rest of the segment
+    const { blocks } = segment;
+    for (let i = 0; i < blocks.length; i++) {
+      const block = blocks[i]!;
+      const address = region.address + block.offset;
+      const limit = (i + 1 < blocks.length ? blocks[i + 1]!.offset : segment.size) - block.offset;
+      let size = block.size ?? Math.min(limit, roundSize(block.requested, this.divisions));
+      if (block.size === undefined && !this.splits(small, size, limit - size)) size = limit;
+      if (address > b.address[slot]!) {
+        // The gap before the block stays behind as a cached block.
+        const gap = b.take();
+        this.link(seg, gap, b.address[slot]!, address - b.address[slot]!, b.prev[slot]!, slot);
+        b.address[slot] = address;
+        b.size[slot]! -= b.size[gap]!;
+        b.state[gap] = BlockState.Free;
+        this.index(this.main, lists, stream, gap);
+      }
+      const rest = b.size[slot]! - size;
+      let next = NIL;
+      if (rest > 0) {
+        next = b.take();
+        this.link(seg, next, address + size, rest, slot, b.next[slot]!);
+        b.size[slot] = size;
+        b.state[next] = BlockState.Free;
+      }
+      this.handOut(this.main, small, slot, address, block.requested);
+      addresses.push(address);
+      slot = next;
+      if (slot === NIL) break;
+    }
+    if (slot !== NIL) this.index(this.main, lists, stream, slot);
+    return addresses;
+  }
+
+  /** Links a fresh block `slot` of `seg` covering `[address, address + size)` between two blocks. */
+  private link(
+    seg: Segment,
+    slot: number,
+    address: number,
+    size: number,
+    prev: number,
+    next: number,
+  ): void {
+    const b = this.blocks;
+    b.address[slot] = address;
+    b.size[slot] = size;
+    b.segment[slot] = seg.id;
+    b.events[slot] = 0;
+    b.prev[slot] = prev;
+    b.next[slot] = next;
+    if (prev === NIL) seg.head = slot;
+    else b.next[prev] = slot;
+    if (next === NIL) seg.tail = slot;
+    else b.prev[next] = slot;
   }
 
   // ── streams ───────────────────────────────────────────────────────────────────────────────
@@ -696,6 +820,7 @@ export class CachingPool implements Allocator, PoolStatsSource {
       }
       if (id === NIL) return NIL;
     }
+    if (this.expandable) id = this.preferMapped(index, id);
     const size = index.primary(id);
     const maxSplit = this.maxSplitSize;
     if (rounded < maxSplit) {
@@ -704,6 +829,27 @@ export class CachingPool implements Allocator, PoolStatsSource {
       return NIL;
     }
     this.foundIn = index;
+    return id;
+  }
+
+  /**
+   * PyTorch's best fit among expandable blocks: a free block at the growing end of an expandable
+   * segment counts as its size plus the address space it can still grow into, so the search moves on
+   * from it to larger blocks that are "smaller" by that measure. The end stays free to grow, and a
+   * fitting block elsewhere is used first (`get_free_block`, `expandable_size`).
+   */
+  private preferMapped(index: OrderedIndex, found: number): number {
+    const b = this.blocks;
+    const reach = (slot: number) => {
+      const seg = this.segments[b.segment[slot]!]!;
+      return seg.expandable && seg.tail === slot ? b.size[slot]! + UNMAPPED_REACH : b.size[slot]!;
+    };
+    let id = found;
+    let next = index.successor(id);
+    while (next !== NIL && this.segments[b.segment[id]!]!.expandable && reach(next) < reach(id)) {
+      id = next;
+      next = index.successor(id);
+    }
     return id;
   }
 

@@ -25,7 +25,9 @@ export {
   SMALL_BUFFER,
   SMALL_SIZE,
 } from './constants';
+export { countAllocConfKeys, formatAllocConf } from './format-alloc-conf';
 export { formatSize } from './oom-message';
+export { checkPoolState, type PoolStateBlock, type PoolStateSegment } from './pool-state';
 export {
   isStreamOrderedSource,
   type Stream,
