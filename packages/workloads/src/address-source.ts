@@ -56,6 +56,11 @@ export interface AddressSource extends MemorySource<Region> {
   readonly growCount: number;
   /** Regions live now. */
   readonly liveRegionCount: number;
+  /**
+   * Bytes each successful `acquire` or `grow` added, in order: the pool's `cudaMalloc` (or, for
+   * expandable segments, map) decisions, to set beside a recording's.
+   */
+  decisions(): readonly number[];
   /** Forgets every region and every counter. */
   reset(): void;
 }
@@ -90,6 +95,7 @@ export function addressSource(options: AddressSourceOptions = {}): AddressSource
   let acquires = 0;
   let releases = 0;
   let grows = 0;
+  const decisions: number[] = [];
 
   /**
    * Address space reserved for a growable region of `size` bytes: `maxRegionSize`, but never more
@@ -128,6 +134,7 @@ export function addressSource(options: AddressSourceOptions = {}): AddressSource
       reserved += rounded;
       if (reserved > peak) peak = reserved;
       acquires++;
+      decisions.push(rounded);
       return region;
     },
     release(region: Region): void {
@@ -150,6 +157,7 @@ export function addressSource(options: AddressSourceOptions = {}): AddressSource
     get liveRegionCount() {
       return live.size;
     },
+    decisions: () => decisions,
     reset(): void {
       live.clear();
       next = alignUp(baseAddress, granularity);
@@ -158,6 +166,7 @@ export function addressSource(options: AddressSourceOptions = {}): AddressSource
       acquires = 0;
       releases = 0;
       grows = 0;
+      decisions.length = 0;
     },
   };
   if (growable) {
@@ -169,6 +178,7 @@ export function addressSource(options: AddressSourceOptions = {}): AddressSource
       if (rounded > r.span || rounded - r.size > limit - reserved) return false;
       reserved += rounded - r.size;
       if (reserved > peak) peak = reserved;
+      decisions.push(rounded - r.size);
       r.size = rounded;
       grows++;
       return true;

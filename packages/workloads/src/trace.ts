@@ -54,6 +54,61 @@ export interface Trace {
    * `steadyFrom` (index of the first event of the steady state; benchmarks time from there).
    */
   readonly meta: TraceMeta;
+  /**
+   * The allocator's state when the recording began, when the recording states it (PyTorch memory
+   * snapshots, profiler traces): events `[0, start.events)` allocate the blocks live at the start,
+   * so an allocator that cannot be seeded replays them like any other, and a caching pool restores
+   * the segments instead and begins at `start.events`.
+   */
+  readonly start?: StartState;
+  /**
+   * The recorded allocator's own segment decisions inside the window (PyTorch snapshots), in order:
+   * the bytes of each `cudaMalloc` (or expandable-segment map) and the index of the first event at
+   * or after it (the allocation it served).
+   */
+  readonly recordedSegments?: readonly RecordedSegment[];
+}
+
+/** One segment decision of the recorded allocator (see {@link Trace.recordedSegments}). */
+export interface RecordedSegment {
+  readonly event: number;
+  readonly size: number;
+}
+
+/** Segments and live blocks at the start of a recording (see {@link Trace.start}). */
+export interface StartState {
+  /** Leading events that allocate the blocks live at the start (block ids `0 … events − 1`). */
+  readonly events: number;
+  /** Segments held at the start, in address order. */
+  readonly segments: readonly StartSegment[];
+  /** How the state was found, for reports: `exact` (from the recording) or `estimated`. */
+  readonly fidelity: 'exact' | 'estimated';
+}
+
+/** A segment held at the start of a recording. */
+export interface StartSegment {
+  /** Address as recorded. */
+  readonly address: number;
+  /** Bytes reserved (for an expandable segment, the bytes mapped). */
+  readonly size: number;
+  readonly pool: 'small' | 'large';
+  /** Dense stream id, as in {@link Trace.stream}. */
+  readonly stream: number;
+  readonly expandable: boolean;
+  /** Blocks live at the start, in address order. */
+  readonly blocks: readonly StartBlock[];
+}
+
+/** A block live at the start of a recording. */
+export interface StartBlock {
+  /** Block id in the trace (allocated by one of the leading events). */
+  readonly id: number;
+  /** Bytes from the segment's address. */
+  readonly offset: number;
+  /** Bytes requested (the size of its leading allocation event). */
+  readonly requested: number;
+  /** Bytes of the block as recorded, or undefined when only the request is known. */
+  readonly size?: number;
 }
 
 const INITIAL_CAPACITY = 1024;

@@ -16,6 +16,15 @@
 import { TraceFormatError, type TraceLocationUnit } from '../errors';
 import { DEFAULT_MAX_EVENTS, type Trace, TraceBuilder, type TraceMeta } from '../trace';
 
+/** A block allocated before the window began. */
+export interface PreexistingBlock {
+  readonly address: number;
+  /** Bytes requested. */
+  readonly size: number;
+  /** Dense stream id. */
+  readonly stream: number;
+}
+
 const ALLOC = 0;
 const FREE = 1;
 
@@ -28,7 +37,7 @@ export class PointerEvents {
   private locations: number[] = [];
   private readonly live = new Map<number, number>();
   private readonly streamIds = new Map<string, number>();
-  private readonly preexisting: { size: number; stream: number }[] = [];
+  private readonly preexisting: PreexistingBlock[] = [];
   /** For each pre-existing block, the index in `preexisting`; stored on the free event. */
   private readonly preexistingOf: number[] = [];
 
@@ -123,7 +132,7 @@ export class PointerEvents {
         );
       }
       this.preexistingOf.push(this.preexisting.length);
-      this.preexisting.push({ size, stream });
+      this.preexisting.push({ address, size, stream });
     } else {
       this.live.delete(address);
       this.preexistingOf.push(-1);
@@ -134,6 +143,41 @@ export class PointerEvents {
   /** Whether `address` holds a block allocated in the window and not freed yet. */
   isLive(address: number): boolean {
     return this.live.has(address);
+  }
+
+  /**
+   * A block live for the whole window (allocated before it, never freed in it), known from the
+   * recording's end state: it gets a leading allocation like a pre-existing block that is freed.
+   */
+  liveThroughout(address: number, size: number, stream: number): void {
+    this.preexisting.push({ address, size, stream });
+  }
+
+  /**
+   * Puts the blocks live at the start in address order (their leading allocations follow it), the
+   * order in which a program that filled its memory from the bottom allocated them.
+   */
+  orderPreexistingByAddress(): void {
+    const order = this.preexisting.map((_, i) => i);
+    order.sort((x, y) => this.preexisting[x]!.address - this.preexisting[y]!.address);
+    const rank = new Array<number>(order.length);
+    order.forEach((old, i) => {
+      rank[old] = i;
+    });
+    const sorted = order.map((old) => this.preexisting[old]!);
+    for (let i = 0; i < sorted.length; i++) this.preexisting[i] = sorted[i]!;
+    for (let i = 0; i < this.preexistingOf.length; i++) {
+      const at = this.preexistingOf[i]!;
+      if (at >= 0) this.preexistingOf[i] = rank[at]!;
+    }
+  }
+
+  /**
+   * Blocks live when the window began, in the order of their leading allocations: block `i` of the
+   * built trace is `preexistingBlocks()[i]`.
+   */
+  preexistingBlocks(): readonly PreexistingBlock[] {
+    return this.preexisting;
   }
 
   /** Builds the trace: pre-existing blocks first, then the events in order. */

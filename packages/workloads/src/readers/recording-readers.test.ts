@@ -184,13 +184,15 @@ describe('pickle reader', () => {
 });
 
 describe('PyTorch profiler trace', () => {
-  it('replays [memory] events per device in timestamp order, CUDA first', () => {
+  it('replays [memory] events per device in timestamp order: CUDA only, unless asked', () => {
     const traces = readTraces(join(fixtures, 'profiler.json'));
-    expect(traces.map((t) => t.meta.device)).toEqual(['cuda:0', 'cpu:-1']);
-    expect(shape(traces[0]!)).toEqual(shape(fixtureTrace()));
-    expect(traces[0]!.meta.preexistingBlocks).toBe(1);
+    expect(traces.map((t) => t.meta.device)).toEqual(['cuda:0']);
+    const all = parseTorchProfilerTrace(JSON.parse(fixture('profiler.json').toString('utf8')), {
+      allDevices: true,
+    });
+    expect(all.map((t) => t.meta.device)).toEqual(['cuda:0', 'cpu:-1']);
+    expect(shape(all[1]!)).toEqual([64, -64]);
     expect(traces[0]!.meta.torchPeakReservedBytes).toBe(3 * 2 ** 21);
-    expect(shape(traces[1]!)).toEqual([64, -64]);
   });
 
   it('reads the gzipped form and a bare event list', () => {
@@ -198,7 +200,8 @@ describe('PyTorch profiler trace', () => {
     const gz = parseTraces(gzipSync(raw), { name: 'p.json.gz' });
     expect(shape(gz[0]!)).toEqual(shape(fixtureTrace()));
     const list = JSON.parse(raw.toString('utf8')).traceEvents;
-    expect(parseTorchProfilerTrace(list).length).toBe(2);
+    expect(parseTorchProfilerTrace(list).length).toBe(1);
+    expect(parseTorchProfilerTrace(list, { allDevices: true }).length).toBe(2);
   });
 
   it('names the event of a malformed [memory] event, and says when there is none', () => {

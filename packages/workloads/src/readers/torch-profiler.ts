@@ -9,13 +9,26 @@
  * ```
  *
  * `Bytes` is positive for an allocation and negative for a free. Events are replayed in timestamp
- * order (ties keep file order), one {@link Trace} per device: CUDA devices (`Device Type` 1) first,
- * then the others (0 is the CPU). A free of memory allocated before the profiler started is modelled
+ * order (ties keep file order), one {@link Trace} per CUDA device (`Device Type` 1); other devices
+ * (0 is the CPU) only with `allDevices`, or when no CUDA device has events. A free of memory allocated before the profiler started is modelled
  * as live from the start. `meta.torchPeakReservedBytes` is the largest `Total Reserved` PyTorch
  * reported in the window and `meta.torchPeakAllocatedBytes` the largest `Total Allocated`.
+ *
+ * The profiler starts after the program has allocated, and records no segments, so the starting
+ * state of a CUDA device ({@link Trace.start}, `fidelity: 'estimated'`) is rebuilt from the first
+ * event's `Total Allocated` and `Total Reserved` (less its own bytes) with PyTorch's segment sizes:
+ * - blocks freed in the window without having been allocated in it are placed at their addresses:
+ *   blocks of 1 MiB or less in 2 MiB small-pool segments on 2 MiB boundaries, larger ones in large
+ *   segments (20 MiB, or the block rounded up to 2 MiB from 10 MiB on) that grow to take in every
+ *   block they overlap;
+ * - the rest of `Total Allocated` (blocks live throughout the window) is one block in a segment of
+ *   its own;
+ * - reserved bytes beyond these segments are one cached, free large segment.
+ * A free never changes `Total Reserved`, so when the first event is an allocation that needed a new
+ * segment the reserved bytes before it are overestimated by that segment at most.
  */
 import { TraceFormatError } from '../errors';
-import type { Trace } from '../trace';
+import type { StartBlock, StartSegment, StartState, Trace } from '../trace';
 import { PointerEvents, parseAddress } from './pointer-events';
 
 /** Options of {@link parseTorchProfilerTrace}. */
@@ -24,6 +37,11 @@ export interface ParseTorchProfilerOptions {
   readonly name?: string;
   /** Most events per device. @defaultValue DEFAULT_MAX_EVENTS (10 M) */
   readonly maxEvents?: number;
+  /**
+   * Every device with memory events, the CPU included; by default only the CUDA devices when there
+   * are any (the CPU's events are host tensors, not what a GPU pool holds). @defaultValue false
+   */
+  readonly allDevices?: boolean;
 }
 
 /** PyTorch's `c10::DeviceType` values that have a name here. */
@@ -113,6 +131,16 @@ export function parseTorchProfilerTrace(
       totalReserved: typeof a['Total Reserved'] === 'number' ? a['Total Reserved'] : 0,
     });
   });
+  const deviceMemory = new Map<number, number>();
+  if (isDict(json) && Array.isArray(json.deviceProperties)) {
+    for (const device of json.deviceProperties) {
+      if (!isDict(device)) continue;
+      const { id, totalGlobalMem } = device;
+      if (typeof id === 'number' && typeof totalGlobalMem === 'number' && totalGlobalMem > 0) {
+        deviceMemory.set(id, totalGlobalMem);
+      }
+    }
+  }
   if (devices.size === 0) {
     throw new TraceFormatError(
       name,
@@ -129,8 +157,10 @@ export function parseTorchProfilerTrace(
     return rank(ta) - rank(tb) || ia - ib;
   });
   const traces: Trace[] = [];
+  const anyCuda = keys.some((key) => key.startsWith('1:'));
   for (const key of keys) {
     const [type, id] = key.split(':').map(Number) as [number, number];
+    if (anyCuda && type !== 1 && options.allDevices !== true) continue;
     const events = devices.get(key)!;
     events.sort((x, y) => x.ts - y.ts || x.index - y.index);
     const deviceName = `${DEVICE_TYPES[type] ?? `device-type-${type}`}:${id}`;
@@ -144,18 +174,126 @@ export function parseTorchProfilerTrace(
       else if (event.bytes < 0) builder.free(event.address, -event.bytes, 0, event.index);
     }
     if (builder.length === 0) continue;
-    const first = events[0]!.ts;
+    const first = events[0]!;
     const last = events[events.length - 1]!.ts;
-    traces.push(
-      builder.build(devices.size > 1 ? `${name}#${deviceName}` : name, {
-        format: 'torch-profiler',
-        source: name,
-        device: deviceName,
-        torchPeakReservedBytes: peakReserved,
-        torchPeakAllocatedBytes: peakAllocated,
-        durationUs: last - first,
-      }),
-    );
+    const allocatedBefore = Math.max(0, first.totalAllocated - first.bytes);
+    const reservedBefore = Math.max(first.totalReserved, allocatedBefore);
+    const start =
+      type === 1 && reservedBefore > 0
+        ? estimateStart(builder, allocatedBefore, reservedBefore)
+        : null;
+    const trace = builder.build(devices.size > 1 ? `${name}#${deviceName}` : name, {
+      format: 'torch-profiler',
+      source: name,
+      device: deviceName,
+      torchPeakReservedBytes: peakReserved,
+      torchPeakAllocatedBytes: peakAllocated,
+      torchAllocatedAtStartBytes: allocatedBefore,
+      torchReservedAtStartBytes: reservedBefore,
+      startState: start === null ? 'none recorded' : 'estimated',
+      ...(deviceMemory.has(id) && type === 1 ? { deviceMemoryBytes: deviceMemory.get(id)! } : {}),
+      durationUs: last - first.ts,
+    });
+    traces.push(start === null ? trace : { ...trace, start });
   }
   return traces;
+}
+
+/** PyTorch's segment sizes (`CUDACachingAllocator.cpp`), for the estimate. */
+const SMALL_SIZE = 2 ** 20;
+const SMALL_SEGMENT = 2 ** 21;
+const LARGE_SEGMENT = 20 * 2 ** 20;
+const MIN_LARGE_ALLOC = 10 * 2 ** 20;
+const ROUND_LARGE = 2 ** 21;
+const MIN_BLOCK = 512;
+
+const roundUp = (value: number, unit: number) => Math.ceil(value / unit) * unit;
+
+/** Segment size PyTorch allocates for a block of `size` bytes. */
+function segmentFor(size: number): number {
+  if (size <= SMALL_SIZE) return SMALL_SEGMENT;
+  if (size < MIN_LARGE_ALLOC) return LARGE_SEGMENT;
+  return roundUp(size, ROUND_LARGE);
+}
+
+type Draft = Omit<StartSegment, 'blocks' | 'size'> & { size: number; blocks: StartBlock[] };
+
+/**
+ * The estimated starting state (see the module comment). Registers the bytes live throughout the
+ * window with `events` as one leading block. Returns null when the blocks cannot be placed.
+ */
+function estimateStart(
+  events: PointerEvents,
+  allocatedBefore: number,
+  reservedBefore: number,
+): StartState | null {
+  const known = events.preexistingBlocks();
+  let knownBytes = 0;
+  for (const block of known) knownBytes += block.size;
+  const unknown = roundUp(Math.max(0, allocatedBefore - knownBytes), MIN_BLOCK);
+  if (unknown > 0) events.liveThroughout(-1, unknown, 0);
+  const blocks = events.preexistingBlocks();
+  const order = blocks.map((_, id) => id).filter((id) => blocks[id]!.address >= 0);
+  order.sort((x, y) => blocks[x]!.address - blocks[y]!.address);
+  const segments: Draft[] = [];
+  let current: Draft | null = null;
+  for (const id of order) {
+    const { address, size } = blocks[id]!;
+    if (address % MIN_BLOCK !== 0) return null;
+    const small = size <= SMALL_SIZE;
+    if (current !== null && address < current.address + current.size) {
+      if (current.pool === 'small' ? !small : small) return null;
+      const end = address + roundUp(size, MIN_BLOCK);
+      if (end > current.address + current.size) {
+        if (small) return null;
+        current.size = roundUp(end - current.address, ROUND_LARGE);
+      }
+    } else {
+      const base = small ? Math.floor(address / SMALL_SEGMENT) * SMALL_SEGMENT : address;
+      current = {
+        address: base,
+        size: small ? SMALL_SEGMENT : segmentFor(size),
+        pool: small ? 'small' : 'large',
+        stream: 0,
+        expandable: false,
+        blocks: [],
+      };
+      if (address + size > base + current.size)
+        current.size = roundUp(address + size - base, ROUND_LARGE);
+      segments.push(current);
+    }
+    current.blocks.push({ id, offset: address - current.address, requested: size });
+  }
+  let top =
+    segments.length > 0
+      ? segments[segments.length - 1]!.address + segments[segments.length - 1]!.size
+      : 0;
+  const gap = ROUND_LARGE;
+  if (unknown > 0) {
+    const id = blocks.length - 1;
+    const size = roundUp(unknown, ROUND_LARGE);
+    segments.push({
+      address: top + gap,
+      size,
+      pool: unknown <= SMALL_SIZE ? 'small' : 'large',
+      stream: 0,
+      expandable: false,
+      blocks: [{ id, offset: 0, requested: unknown }],
+    });
+    top += gap + size;
+  }
+  let placed = 0;
+  for (const segment of segments) placed += segment.size;
+  const rest = Math.floor((reservedBefore - placed) / ROUND_LARGE) * ROUND_LARGE;
+  if (rest > 0) {
+    segments.push({
+      address: top + gap,
+      size: rest,
+      pool: 'large',
+      stream: 0,
+      expandable: false,
+      blocks: [],
+    });
+  }
+  return { events: blocks.length, segments, fidelity: 'estimated' };
 }

@@ -20,9 +20,20 @@
  *   (`torchSegmentAllocs`, `torchSegmentFrees`, `torchPeakReservedBytes`, `torchReservedAtEndBytes`,
  *   `torchOoms`), so a report can set PyTorch's reserved memory beside a replay's.
  * - Streams (`stream`, a `cudaStream_t` value) become dense ids, 0 for the first one seen.
+ *
+ * The recording began after the program had already allocated (a model's weights, an optimizer's
+ * state), so each trace also carries its **starting state** ({@link Trace.start}), rebuilt from the
+ * end state and the trace:
+ * - segments at the start: those of the end state that no `segment_alloc` in the window created,
+ *   plus those a `segment_free` in the window released without having created them; an expandable
+ *   segment, with the bytes mapped at the end less those the window mapped (plus those it unmapped);
+ * - blocks live at the start: those freed in the window without having been allocated in it, and
+ *   those active at the end that the window never allocated (with their recorded block size).
+ * When a block falls in no segment (a window that lost its start to the ring buffer, say), the
+ * trace carries no starting state and `meta.startState` says why.
  */
 import { TraceFormatError } from '../errors';
-import type { Trace } from '../trace';
+import type { RecordedSegment, StartBlock, StartSegment, StartState, Trace } from '../trace';
 import { typeOf, type UnpickledValue } from './pickle';
 import { PointerEvents, parseAddress } from './pointer-events';
 
@@ -129,6 +140,7 @@ export function parseTorchSnapshot(
     let ooms = 0;
     let firstTime = Number.NaN;
     let lastTime = Number.NaN;
+    const segmentEvents: SegmentEvent[] = [];
     entries.forEach((entry: unknown, index: number) => {
       const at = index + 1;
       if (!isDict(entry)) {
@@ -183,6 +195,12 @@ export function parseTorchSnapshot(
         );
       }
       if (isSegment) {
+        segmentEvents.push({
+          grow: SEGMENT_GROW.has(action),
+          address: parseAddress(entry.addr),
+          size,
+          at: events.length,
+        });
         if (SEGMENT_GROW.has(action)) {
           segmentAllocs++;
           segmentDelta += size;
@@ -215,26 +233,206 @@ export function parseTorchSnapshot(
       }
     });
     if (events.length === 0) return;
+    const endSegments = readSegments(snapshot.segments, device);
+    const start = startState(events, endSegments, segmentEvents);
     // Reserved bytes when the window began: what the segments list holds at the end minus the
     // growth inside the window; without a segments list, the least that keeps the sum non-negative.
     const atEnd = reservedAtEnd.get(device);
     const atStart = atEnd !== undefined ? Math.max(0, atEnd - segmentDelta) : -minDelta;
-    traces.push(
-      events.build(deviceTraces.length > 1 ? `${name}#cuda:${device}` : name, {
-        format: 'torch-snapshot',
-        source: name,
-        device,
-        freeAction,
-        torchSegmentAllocs: segmentAllocs,
-        torchSegmentFrees: segmentFrees,
-        torchReservedAtStartBytes: atStart,
-        torchPeakReservedBytes: atStart + maxDelta,
-        torchReservedAtEndBytes: atEnd ?? atStart + segmentDelta,
-        torchOoms: ooms,
-        ...(Number.isFinite(firstTime) ? { durationUs: lastTime - firstTime } : {}),
-        ...(allocConf !== undefined ? { torchAllocConf: allocConf } : {}),
-      }),
-    );
+    const trace = events.build(deviceTraces.length > 1 ? `${name}#cuda:${device}` : name, {
+      format: 'torch-snapshot',
+      source: name,
+      device,
+      freeAction,
+      torchSegmentAllocs: segmentAllocs,
+      torchSegmentFrees: segmentFrees,
+      torchReservedAtStartBytes: atStart,
+      torchPeakReservedBytes: atStart + maxDelta,
+      torchReservedAtEndBytes: atEnd ?? atStart + segmentDelta,
+      torchOoms: ooms,
+      ...(Number.isFinite(firstTime) ? { durationUs: lastTime - firstTime } : {}),
+      ...(allocConf !== undefined ? { torchAllocConf: allocConf } : {}),
+      startState: typeof start === 'string' ? start : start.fidelity,
+    });
+    const leading = events.preexistingBlocks().length;
+    const recordedSegments: RecordedSegment[] = segmentEvents
+      .filter((event) => event.grow)
+      .map((event) => ({ event: leading + event.at, size: event.size }));
+    traces.push({
+      ...trace,
+      ...(typeof start === 'string' ? {} : { start }),
+      recordedSegments,
+    });
   });
   return traces;
+}
+
+/** A segment decision in the window: `at` counts the pointer events before it. */
+interface SegmentEvent {
+  readonly grow: boolean;
+  readonly address: number;
+  readonly size: number;
+  readonly at: number;
+}
+
+/** A segment of the snapshot's end state. */
+interface EndSegment {
+  readonly address: number;
+  readonly size: number;
+  readonly pool: 'small' | 'large';
+  readonly stream: number;
+  readonly expandable: boolean;
+  readonly blocks: readonly { address: number; size: number; requested: number; active: boolean }[];
+}
+
+/** PyTorch's small-pool segment size (`kSmallBuffer`): a 2 MiB segment holds small blocks. */
+const SMALL_SEGMENT = 2 ** 21;
+
+/** The end state's segments of `device` (those with malformed fields left out). */
+function readSegments(segments: unknown, device: number): EndSegment[] {
+  if (!Array.isArray(segments)) return [];
+  const out: EndSegment[] = [];
+  for (const segment of segments) {
+    if (!isDict(segment) || numberOf(segment.device) !== device) continue;
+    const address = parseAddress(segment.address);
+    const size = numberOf(segment.total_size);
+    if (Number.isNaN(address) || !Number.isSafeInteger(size) || size <= 0) continue;
+    const blocks: EndSegment['blocks'][number][] = [];
+    if (Array.isArray(segment.blocks)) {
+      for (const block of segment.blocks) {
+        if (!isDict(block)) continue;
+        const blockAddress = parseAddress(block.address);
+        const blockSize = numberOf(block.size);
+        if (Number.isNaN(blockAddress) || !Number.isSafeInteger(blockSize)) continue;
+        const requested = numberOf(block.requested_size);
+        blocks.push({
+          address: blockAddress,
+          size: blockSize,
+          requested: Number.isSafeInteger(requested) && requested > 0 ? requested : blockSize,
+          active: typeof block.state === 'string' && block.state.startsWith('active'),
+        });
+      }
+    }
+    out.push({
+      address,
+      size,
+      pool:
+        segment.segment_type === 'small' || segment.segment_type === 'large'
+          ? segment.segment_type
+          : size === SMALL_SEGMENT
+            ? 'small'
+            : 'large',
+      stream: numberOf(segment.stream) || 0,
+      expandable: segment.is_expandable === true,
+      blocks,
+    });
+  }
+  return out.sort((a, b) => a.address - b.address);
+}
+
+/**
+ * The starting state (see the module comment), or the reason there is none. Registers the blocks
+ * live throughout the window with `events`, so they get leading allocations.
+ */
+function startState(
+  events: PointerEvents,
+  endSegments: readonly EndSegment[],
+  segmentEvents: readonly SegmentEvent[],
+): StartState | string {
+  const exactSize = new Map<number, number>();
+  for (const segment of endSegments) {
+    for (const block of segment.blocks) {
+      if (block.active && !events.isLive(block.address)) {
+        events.liveThroughout(block.address, block.requested, events.streamId(segment.stream));
+        exactSize.set(block.address, block.size);
+      }
+    }
+  }
+  events.orderPreexistingByAddress();
+  if (endSegments.length === 0) return 'no segments in the snapshot';
+  const created = new Set<number>();
+  const released: SegmentEvent[] = [];
+  for (const event of segmentEvents) {
+    if (event.grow) created.add(event.address);
+    else if (!created.has(event.address)) released.push(event);
+  }
+  // Bytes the window mapped into each expandable segment (net of unmaps), by segment.
+  const mapped = new Map<EndSegment, number>();
+  for (const event of segmentEvents) {
+    const owner = containing(endSegments, event.address, Number.POSITIVE_INFINITY);
+    if (owner === undefined || !owner.expandable) continue;
+    mapped.set(owner, (mapped.get(owner) ?? 0) + (event.grow ? event.size : -event.size));
+  }
+  const segments: (Omit<StartSegment, 'blocks'> & { blocks: StartBlock[] })[] = [];
+  for (const segment of endSegments) {
+    const size = segment.expandable
+      ? segment.size - (mapped.get(segment) ?? 0)
+      : created.has(segment.address)
+        ? 0
+        : segment.size;
+    if (size <= 0) continue;
+    segments.push({ ...segment, stream: events.streamId(segment.stream), size, blocks: [] });
+  }
+  for (const event of released) {
+    segments.push({
+      address: event.address,
+      size: event.size,
+      pool: event.size === SMALL_SEGMENT ? 'small' : 'large',
+      stream: 0,
+      expandable: false,
+      blocks: [],
+    });
+  }
+  segments.sort((a, b) => a.address - b.address);
+  const blocks = events.preexistingBlocks();
+  for (let id = 0; id < blocks.length; id++) {
+    const block = blocks[id]!;
+    const segment = containing(segments, block.address, 0);
+    if (segment === undefined || block.address + block.size > segment.address + segment.size) {
+      return `block 0x${block.address.toString(16)} live at the start lies in no segment`;
+    }
+    const size = exactSize.get(block.address);
+    segment.blocks.push({
+      id,
+      offset: block.address - segment.address,
+      requested: block.size,
+      ...(size !== undefined ? { size } : {}),
+    });
+  }
+  for (const segment of segments) {
+    segment.blocks.sort((a, b) => a.offset - b.offset);
+    let end = 0;
+    for (const block of segment.blocks) {
+      if (block.offset < end || block.offset % 512 !== 0) {
+        return `blocks live at the start overlap in segment 0x${segment.address.toString(16)}`;
+      }
+      end = block.offset + (block.size ?? block.requested);
+    }
+  }
+  return { events: blocks.length, segments, fidelity: 'exact' };
+}
+
+/**
+ * The segment of `sorted` (by address) whose range holds `address`, its size extended by `slack`
+ * (expandable segments map past their size at the end), or undefined.
+ */
+function containing<T extends { address: number; size: number }>(
+  sorted: readonly T[],
+  address: number,
+  slack: number,
+): T | undefined {
+  let lo = 0;
+  let hi = sorted.length - 1;
+  let found: T | undefined;
+  while (lo <= hi) {
+    const mid = (lo + hi) >>> 1;
+    if (sorted[mid]!.address <= address) {
+      found = sorted[mid];
+      lo = mid + 1;
+    } else {
+      hi = mid - 1;
+    }
+  }
+  if (found === undefined || address >= found.address + found.size + slack) return undefined;
+  return found;
 }
