@@ -5,8 +5,8 @@
  * @allot/workloads grows from peak live bytes, then bisects to 0.5 %.
  */
 import { type CapacitySearchResult, searchCapacity, type Trace } from '@allot/workloads';
-import { type LabRow, profileOf } from './registry';
-import { compileReplayLoop, newLoopState } from './replay-loop';
+import { beginReplay, type LabRow, profileOf } from './registry';
+import { compileReplayLoop } from './replay-loop';
 
 /** The answer for one row. */
 export interface CapacityResult {
@@ -34,7 +34,7 @@ export function capacities(
     const loop = compileReplayLoop();
     const probe = (capacity: number) => {
       const instance = row.create(trace, profile, capacity);
-      const state = newLoopState(trace);
+      const state = beginReplay(instance, trace);
       // Stop at the first failure: replay in slices and check between them.
       const slice = 4096;
       while (state.position < trace.length && state.failures === 0) {

@@ -50,6 +50,15 @@ function tempDir(): string {
 }
 
 describe('allot-lab', () => {
+  it('prints its version with --version and -V', () => {
+    const version = JSON.parse(readFileSync(join(here, '..', 'package.json'), 'utf8')).version;
+    for (const flag of ['--version', '-V']) {
+      const result = run([flag]);
+      expect(result.status).toBe(EXIT_OK);
+      expect(result.stdout).toBe(`allot-lab ${version}\n`);
+    }
+  });
+
   it('prints help and the list, exit 0', () => {
     const help = run(['--help']);
     expect(help.status).toBe(EXIT_OK);
@@ -57,6 +66,9 @@ describe('allot-lab', () => {
     const list = run(['list']);
     expect(list.stdout).toMatch(/caching-expandable\s+pool/);
     expect(list.stdout).toMatch(/training\s+12 layers/);
+    // Text columns are left-aligned: no description pushed far right by a long neighbour.
+    expect(list.stdout).not.toMatch(/ {40}/);
+    expect(list.stdout).toMatch(/\n {2}best-fit +range +bestFit\(/);
   });
 
   it('exits 2 with a message for bad arguments, missing files and malformed traces', () => {
@@ -131,6 +143,55 @@ describe('allot-lab', () => {
     expect(ours![2]).toBe(torch![2]);
   });
 
+  it('adds a caching row per --config, each carrying its config, and the recorded settings', () => {
+    const dir = tempDir();
+    const pool = withStats(
+      cachingPool({ source: addressSource(), config: 'max_split_size_mb:64' }),
+      {
+        trace: true,
+      },
+    );
+    replay(inferenceServing({ requests: 10, seed: 6 }), pool);
+    writeFileSync(join(dir, 'snapshot.pickle'), toTorchSnapshotPickle(pool));
+    const result = run(
+      [
+        'replay',
+        'snapshot.pickle',
+        '--allocators',
+        'best-fit,caching',
+        '--config',
+        'expandable_segments:True',
+        '--config=roundup_power2_divisions:4',
+        '--json',
+        '--no-report',
+        '--quiet',
+      ],
+      dir,
+    );
+    expect(result.status).toBe(EXIT_OK);
+    const workload = JSON.parse(result.stdout).workloads[0];
+    expect(
+      workload.rows.map((row: { allocator: string; config?: string }) => [
+        row.allocator,
+        row.config,
+      ]),
+    ).toEqual([
+      ['best-fit', undefined],
+      ['caching', ''],
+      ['caching (expandable_segments:True)', 'expandable_segments:True'],
+      ['caching (roundup_power2_divisions:4)', 'roundup_power2_divisions:4'],
+      ['caching-recorded', 'max_split_size_mb:64'],
+    ]);
+    // The recorded settings replay the recording: the pool that wrote it made these decisions.
+    const fidelity = workload.torch.fidelity;
+    expect(fidelity.allocator).toBe('caching-recorded');
+    expect(fidelity.error).toBe(0);
+    expect(fidelity.segments.matchFraction).toBe(1);
+    const bad = run(['replay', 'snapshot.pickle', '--config', 'expandable_segments:yes'], dir);
+    expect(bad.status).toBe(EXIT_BAD_INPUT);
+    expect(bad.stderr).toMatch(/--config 'expandable_segments:yes'/);
+  });
+
   it('replays a profiler trace and an RMM log', () => {
     const profiler = run([
       'replay',
@@ -141,7 +202,8 @@ describe('allot-lab', () => {
     expect(profiler.status).toBe(EXIT_OK);
     expect(profiler.stdout).toMatch(/profiler\.json#cuda:0/);
     expect(profiler.stdout).toMatch(/PyTorch \(recorded\)/);
-    expect(profiler.stdout).toMatch(/modelled as live from the start/);
+    expect(profiler.stdout).toMatch(/starting state \(estimated\)/);
+    expect(profiler.stdout).toMatch(/fidelity: caching replays PyTorch's defaults/);
     const dir = tempDir();
     writeFileSync(join(dir, 'rmm.csv'), formatRmmLog(inferenceServing({ requests: 5 })));
     const rmm = run(['replay', 'rmm.csv', '--no-report', '--quiet', '--allocators', 'buddy'], dir);

@@ -9,14 +9,16 @@
  * ```
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { join, resolve } from 'node:path';
+import { type AllocatorSettings, formatAllocConf, parseAllocConf } from '@allot/caching';
 import { type Trace, trainingLoop } from '@allot/workloads';
 import { capacities } from './capacity';
 import { inFiles, reportFailure } from './failure';
 import { checkMemoryHoldsTrace, checkOutFolder, readTraceFiles } from './input';
 import { EXIT_FAILED_ALLOCATIONS, EXIT_OK, HELP, type LabOptions, parseArguments } from './options';
 import { progressReporter } from './progress';
-import { findRow, type LabRow, ROWS } from './registry';
+import { cachingRow, findRow, type LabRow, ROWS } from './registry';
 import { renderReport } from './report/html';
 import {
   checkTargets,
@@ -27,7 +29,7 @@ import {
   type WorkloadInput,
 } from './run';
 import { formatColumns, formatResults } from './tables';
-import { allocConfOf, tune } from './tune';
+import { segmentCalls, type TuneResult, tune } from './tune';
 import { formatBytes, formatCount, formatPercent, formatRatio } from './units';
 import { builtInWorkloads, trainingModel } from './workloads';
 
@@ -57,6 +59,55 @@ function describeTrace(trace: Trace): string {
 
 function loadFiles(files: readonly string[], options: LabOptions, cwd: string): Trace[] {
   return readTraceFiles(files, options, cwd);
+}
+
+/**
+ * The caching rows a replay adds for one trace: one per `--config`, and one with the recording's own
+ * settings unless a row already has them (then that row is the recorded one).
+ */
+function replayRows(
+  trace: Trace,
+  options: LabOptions,
+): { extraRows: LabRow[]; recordedRow?: string } {
+  const base = rowsOf(options);
+  const extraRows = options.configs.map((config) =>
+    cachingRow(`caching (${config.text})`, config.settings, undefined, config.text),
+  );
+  const recordedConf = trace.meta.torchAllocConf;
+  if (typeof recordedConf !== 'string') {
+    // A profiler trace records PyTorch's figures but not its settings: the defaults stand in.
+    const defaults = base.find((row) => row.config === '');
+    return trace.meta.format === 'torch-profiler' && defaults
+      ? { extraRows, recordedRow: defaults.name }
+      : { extraRows };
+  }
+  let settings: AllocatorSettings;
+  try {
+    settings = parseAllocConf(recordedConf);
+  } catch {
+    return { extraRows }; // settings this pool cannot model: no recorded row
+  }
+  const canonical = formatAllocConf(settings);
+  const same = [...base, ...extraRows].find(
+    (row) => row.config !== undefined && canonicalOf(row.config) === canonical,
+  );
+  if (same) return { extraRows, recordedRow: same.name };
+  const row = cachingRow('caching-recorded', settings, undefined, recordedConf);
+  return { extraRows: [...extraRows, row], recordedRow: row.name };
+}
+
+function canonicalOf(config: string): string {
+  try {
+    return formatAllocConf(parseAllocConf(config));
+  } catch {
+    return config;
+  }
+}
+
+/** The lab's version, from its package.json (one folder above both src/ and dist/). */
+function labVersion(): string {
+  const manifest = createRequire(import.meta.url)('../package.json') as { version: string };
+  return manifest.version;
 }
 
 function commandLine(argv: readonly string[]): string {
@@ -100,7 +151,10 @@ function runAndReport(
     quiet: options.quiet,
     stream: io.stderr as NodeJS.WriteStream,
   });
-  const workloads = runWorkloads(inputs, rowsOf(options), options.capacity, progress.update);
+  const workloads = runWorkloads(inputs, rowsOf(options), options.capacity, progress.update, {
+    memory: options.memory,
+    fraction: options.fraction,
+  });
   progress.done();
   const failures = countFailures(workloads);
   const results: LabResults = {
@@ -122,10 +176,14 @@ function runAndReport(
 }
 
 function listText(): string {
-  const rows = formatColumns(ROWS.map((row) => [row.name, row.kind, row.recipe]));
+  const rows = formatColumns(
+    ROWS.map((row) => [row.name, row.kind, row.recipe]),
+    [0, 1, 2],
+  );
   const workloads = builtInWorkloads(1, false).map((w) => [w.id, w.description]);
   return `Allocators\n${rows.map((line) => `  ${line}`).join('\n')}\n\nWorkloads\n${formatColumns(
     workloads,
+    [0, 1],
   )
     .map((line) => `  ${line}`)
     .join('\n')}\n`;
@@ -139,48 +197,84 @@ function tuneCommand(trace: Trace, options: LabOptions, io: LabIo): number {
   });
   const result = tune(trace, {
     ...(options.memory !== null ? { memory: options.memory } : {}),
+    ...(options.fraction !== null ? { fraction: options.fraction } : {}),
     onProgress: (n, config) => progress.update(n, 60, config === '' ? 'defaults' : config),
   });
   progress.done();
-  const conf = allocConfOf(result.settings);
+  const conf = result.best.config;
+  const assumption = deviceLine(result);
   if (options.json) {
     io.stdout.write(
-      `${JSON.stringify({ trace: trace.name, ...result, allocConf: conf }, null, 2)}\n`,
+      `${JSON.stringify({ trace: trace.name, ...result, allocConf: conf, assumption }, null, 2)}\n`,
+    );
+    return result.best.failures > 0 ? EXIT_FAILED_ALLOCATIONS : EXIT_OK;
+  }
+  const lines = [
+    `${trace.name}: ${formatCount(trace.length)} events, peak live ${formatBytes(result.defaults.peakLiveBytes)}` +
+      (trace.start ? ' (starting state included)' : ''),
+    assumption,
+    `searched ${result.tried.length} settings; figures in torch.cuda.memory_stats() units (reserved_bytes.all.peak)`,
+    '',
+  ];
+  const table = [['setting', 'peak reserved', 'ratio', 'segments', 'failed']];
+  const shown = [...result.tried].sort(
+    (a, b) => a.failures - b.failures || a.peakReservedBytes - b.peakReservedBytes,
+  );
+  for (const run of shown.slice(0, 8)) {
+    table.push([
+      run.config === '' ? '(defaults)' : run.config,
+      formatBytes(run.peakReservedBytes),
+      formatRatio(run.peakReservedBytes / Math.max(1, run.peakLiveBytes)),
+      formatCount(segmentCalls(run)),
+      formatCount(run.failures),
+    ]);
+  }
+  lines.push(...formatColumns(table).map((line) => `  ${line}`));
+  lines.push('');
+  const segments = (run: typeof result.best) =>
+    `${formatCount(segmentCalls(run))} segment allocations (cudaMalloc or map calls)`;
+  if (conf === '' || result.savingBytes <= 0) {
+    lines.push(
+      "PyTorch's defaults are already the best setting found for this trace (keep PYTORCH_CUDA_ALLOC_CONF unset):",
+    );
+    lines.push(
+      `  predicted peak reserved ${formatBytes(result.defaults.peakReservedBytes)}, ${segments(result.defaults)}`,
     );
   } else {
-    const lines = [
-      `${trace.name}: ${formatCount(trace.length)} events, peak live ${formatBytes(result.defaults.peakLiveBytes)}`,
-      `searched ${result.tried.length} settings under a cap of ${formatBytes(result.memory)}${options.memory === null ? " (what PyTorch's defaults reserve; --memory to state the GPU's)" : ''}`,
-      '',
-    ];
-    const table = [['setting', 'peak reserved', 'ratio', 'segments', 'failed']];
-    const shown = [...result.tried].sort(
-      (a, b) => a.failures - b.failures || a.peakReservedBytes - b.peakReservedBytes,
+    lines.push(`PYTORCH_CUDA_ALLOC_CONF=${conf}`);
+    lines.push(
+      `  predicted peak reserved ${formatBytes(result.best.peakReservedBytes)} instead of ${formatBytes(result.defaults.peakReservedBytes)} with the defaults: ` +
+        `${formatBytes(result.savingBytes)} saved (${formatPercent(result.savingFraction)})`,
     );
-    for (const run of shown.slice(0, 8)) {
-      table.push([
-        run.config === '' ? '(defaults)' : run.config,
-        formatBytes(run.peakReservedBytes),
-        formatRatio(run.peakReservedBytes / Math.max(1, run.peakLiveBytes)),
-        formatCount(run.segments.acquired),
-        formatCount(run.failures),
-      ]);
-    }
-    lines.push(...formatColumns(table).map((line) => `  ${line}`));
-    lines.push('');
-    if (conf === '' || result.savingBytes <= 0) {
-      lines.push("PyTorch's defaults are already the best setting found for this trace:");
-      lines.push(`  peak reserved ${formatBytes(result.defaults.peakReservedBytes)}`);
-    } else {
-      lines.push(`PYTORCH_CUDA_ALLOC_CONF=${conf}`);
+    lines.push(
+      `  ${segments(result.best)}, against ${segments(result.defaults)} with the defaults`,
+    );
+    if (result.unlimitedSavingBytes < result.savingBytes / 2) {
       lines.push(
-        `  peak reserved ${formatBytes(result.best.peakReservedBytes)} instead of ${formatBytes(result.defaults.peakReservedBytes)} with the defaults: ` +
-          `${formatBytes(result.savingBytes)} saved (${formatPercent(result.savingFraction)})`,
+        `  note: this saving comes from the device figures above (without a memory limit it is ${formatBytes(result.unlimitedSavingBytes)}); ` +
+          (result.origin === 'assumed'
+            ? 'they were assumed: state yours with --memory and --fraction before relying on it'
+            : 'it holds only on a device like that one'),
       );
     }
-    io.stdout.write(`${lines.join('\n')}\n`);
   }
+  io.stdout.write(`${lines.join('\n')}\n`);
   return result.best.failures > 0 ? EXIT_FAILED_ALLOCATIONS : EXIT_OK;
+}
+
+/** The device line of `tune`: what the search assumed, and where it came from. */
+function deviceLine(result: TuneResult): string {
+  const fraction =
+    result.device.fraction === null
+      ? 'no per-process memory fraction (garbage_collection_threshold then never acts, as in PyTorch)'
+      : `per-process memory fraction ${result.device.fraction}`;
+  const origin =
+    result.origin === 'assumed'
+      ? 'assumed; state yours with --memory and --fraction'
+      : result.origin === 'recorded'
+        ? 'as the trace records it'
+        : 'as stated';
+  return `device: ${formatBytes(result.device.memory)} of memory, ${fraction} (${origin})`;
 }
 
 function capacityCommand(trace: Trace, options: LabOptions, io: LabIo): number {
@@ -229,6 +323,9 @@ export function lab(argv: readonly string[], io: LabIo): number {
       case 'help':
         io.stdout.write(HELP);
         return EXIT_OK;
+      case 'version':
+        io.stdout.write(`allot-lab ${labVersion()}\n`);
+        return EXIT_OK;
       case 'list':
         io.stdout.write(listText());
         return EXIT_OK;
@@ -252,6 +349,7 @@ export function lab(argv: readonly string[], io: LabIo): number {
           title: trace.name,
           description: describeTrace(trace),
           trace,
+          ...replayRows(trace, options),
         }));
         return runAndReport(inputs, argv, options, io);
       }

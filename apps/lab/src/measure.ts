@@ -14,8 +14,14 @@
 import type { Layout } from '@allot/core';
 import { fragmentation } from '@allot/stats';
 import { EventKind, type Trace } from '@allot/workloads';
-import type { LabRow, SegmentDecisions, TraceProfile } from './registry';
-import { compileReplayLoop, newLoopState } from './replay-loop';
+import {
+  beginReplay,
+  type DeviceModel,
+  type LabRow,
+  type SegmentDecisions,
+  type TraceProfile,
+} from './registry';
+import { compileReplayLoop } from './replay-loop';
 
 /** Timed runs: at least this many… */
 export const MIN_TIMED_RUNS = 3;
@@ -61,6 +67,8 @@ export interface LayoutView {
 export interface RowResult {
   readonly allocator: string;
   readonly kind: 'range' | 'pool';
+  /** A caching row's settings as a canonical `PYTORCH_CUDA_ALLOC_CONF` string. */
+  readonly config?: string;
   readonly note?: string;
   readonly events: number;
   readonly peakLiveBytes: number;
@@ -156,6 +164,8 @@ export interface MeasureOptions {
   readonly skipTiming?: boolean;
   /** Points per time series. @defaultValue SERIES_POINTS */
   readonly seriesPoints?: number;
+  /** The GPU that pool rows model. @defaultValue no limit, no fraction */
+  readonly device?: DeviceModel;
 }
 
 /** Measures `row` on `trace` (see the module comment). */
@@ -167,10 +177,10 @@ export function measureRow(
   options: MeasureOptions = {},
 ): RowResult {
   const loop = compileReplayLoop();
-  const instance = row.create(trace, profile, capacity);
+  const instance = row.create(trace, profile, capacity, options.device);
 
   // Sampled pass.
-  const state = newLoopState(trace);
+  const state = beginReplay(instance, trace);
   const points = Math.max(2, options.seriesPoints ?? SERIES_POINTS);
   const step = Math.max(1, Math.ceil(trace.length / points));
   const peakAt = peakEventIndex(trace);
@@ -187,9 +197,12 @@ export function measureRow(
     series.reservedBytes.push(instance.reserved(state));
     series.externalFragmentation.push(fragmentation(layout).externalFragmentation);
   };
-  sample(instance.layout(state));
-  let layoutAtPeak: Layout = { segments: [] };
-  let fragmentationAtPeak = 0;
+  const initial = instance.layout(state);
+  sample(initial);
+  // A peak inside a restored starting state is the state itself.
+  let layoutAtPeak: Layout = peakAt < state.position ? initial : { segments: [] };
+  let fragmentationAtPeak =
+    peakAt < state.position ? fragmentation(initial).externalFragmentation : 0;
   while (state.position < trace.length) {
     let to = Math.min(trace.length, state.position + step);
     const crossesPeak = peakAt >= state.position && peakAt < to;
@@ -214,7 +227,7 @@ export function measureRow(
     const times: number[] = [];
     const runOnce = () => {
       instance.reset();
-      const timed = newLoopState(trace);
+      const timed = beginReplay(instance, trace);
       const start = performance.now();
       loop(trace, instance.target, timed, trace.length);
       return performance.now() - start;
@@ -239,6 +252,9 @@ export function measureRow(
   return {
     allocator: row.name,
     kind: row.kind,
+    ...((row.config ?? instance.config) !== undefined
+      ? { config: row.config ?? instance.config }
+      : {}),
     ...(instance.note !== undefined ? { note: instance.note } : {}),
     events: trace.length,
     peakLiveBytes: state.peakLiveBytes,

@@ -13,6 +13,53 @@ function usageError(argv: string[]): string {
   throw new Error('expected a UsageError');
 }
 
+describe('parseSize', () => {
+  it('reads GB as 10^9 bytes and GiB as 2^30', () => {
+    expect(parseSize('80GB')).toBe(80e9);
+    expect(parseSize('80GiB')).toBe(80 * 2 ** 30);
+    expect(parseSize('512MB')).toBe(512e6);
+    expect(parseSize('512mib')).toBe(512 * 2 ** 20);
+    expect(parseSize('16g')).toBe(16 * 2 ** 30);
+  });
+});
+
+describe('parseArguments: the device and what-if settings', () => {
+  it('parses each --config once, here at the edge, and --memory with --fraction', () => {
+    const options = parseArguments([
+      'replay',
+      'a.pickle',
+      '--config',
+      'expandable_segments:True',
+      '--config=max_split_size_mb:128',
+      '--memory',
+      '80GiB',
+      '--fraction',
+      '0.5',
+    ]);
+    expect(options.configs.map((config) => config.text)).toEqual([
+      'expandable_segments:True',
+      'max_split_size_mb:128',
+    ]);
+    expect(options.configs[0]!.settings.expandableSegments).toBe(true);
+    expect(options.configs[1]!.settings.maxSplitSize).toBe(128 * 2 ** 20);
+    expect(options).toMatchObject({ memory: 80 * 2 ** 30, fraction: 0.5 });
+  });
+
+  it('refuses a bad setting, a fraction out of range, and a fraction with no memory', () => {
+    expect(usageError(['replay', 'a', '--config', 'max_split_size_mb:1'])).toMatch(
+      /^--config 'max_split_size_mb:1': /,
+    );
+    expect(usageError(['replay', 'a', '--memory', '8GiB', '--fraction', '1.5'])).toMatch(
+      /--fraction expects a number in \(0, 1\]/,
+    );
+    expect(usageError(['replay', 'a', '--fraction', '0.5'])).toMatch(/--fraction needs --memory/);
+    expect(usageError(['tune', '--config', 'expandable_segments:True'])).toMatch(
+      /--config is an option of replay/,
+    );
+    expect(parseArguments(['tune', '--fraction', '0.5']).fraction).toBe(0.5);
+  });
+});
+
 describe('parseArguments', () => {
   it('runs the built-in workloads through every allocator by default', () => {
     const options = parseArguments([]);

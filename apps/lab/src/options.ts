@@ -2,13 +2,14 @@
  * Command-line arguments of `allot-lab`: the command, its files and options, checked before anything
  * runs. Every mistake is a {@link UsageError} (exit status 2) that says what was expected.
  */
+import { type AllocatorSettings, parseAllocConf } from '@allot/caching';
 import { TRACE_FORMATS, type TraceFormat } from '@allot/workloads';
 import { ROW_NAMES } from './registry';
 import { parseSize } from './units';
 import { WORKLOAD_IDS } from './workloads';
 
 /** The commands. `run` is the default (no command given). */
-export type Command = 'run' | 'replay' | 'tune' | 'capacity' | 'help' | 'list';
+export type Command = 'run' | 'replay' | 'tune' | 'capacity' | 'help' | 'list' | 'version';
 
 /** Parsed arguments. */
 export interface LabOptions {
@@ -21,8 +22,12 @@ export interface LabOptions {
   readonly workloads: readonly string[];
   /** `--capacity` in bytes, or null. */
   readonly capacity: number | null;
-  /** `--memory` in bytes (`tune`), or null. */
+  /** `--memory` in bytes (the GPU's total memory), or null. */
   readonly memory: number | null;
+  /** `--fraction`: the per-process memory fraction, or null when none is set. */
+  readonly fraction: number | null;
+  /** `--config` values (replay): one caching row each, settings parsed at this edge. */
+  readonly configs: readonly ConfigOption[];
   readonly out: string;
   readonly report: boolean;
   readonly seed: number;
@@ -33,6 +38,12 @@ export interface LabOptions {
   readonly maxInput: number | null;
   /** `--debug`: print the stack of a failure. */
   readonly debug: boolean;
+}
+
+/** A `--config` value: the string as given and its settings. */
+export interface ConfigOption {
+  readonly text: string;
+  readonly settings: AllocatorSettings;
 }
 
 /** Bad arguments: exit status 2. */
@@ -54,7 +65,10 @@ const VALUE_OPTIONS = new Set([
   '--seed',
   '--format',
   '--max-input',
+  '--fraction',
 ]);
+/** Options that may be given more than once. */
+const REPEATABLE_OPTIONS = new Set(['--config']);
 const FLAG_OPTIONS = new Set([
   '--json',
   '--quick',
@@ -63,6 +77,8 @@ const FLAG_OPTIONS = new Set([
   '--help',
   '-h',
   '--debug',
+  '--version',
+  '-V',
 ]);
 
 function list(value: string, known: readonly string[], what: string): string[] {
@@ -97,6 +113,7 @@ export function parseArguments(argv: readonly string[]): LabOptions {
   const values = new Map<string, string>();
   const flags = new Set<string>();
   const positional: string[] = [];
+  const repeated: string[] = [];
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     if (arg === '--') {
@@ -106,12 +123,16 @@ export function parseArguments(argv: readonly string[]): LabOptions {
     if (arg.startsWith('-') && arg !== '-') {
       const eq = arg.indexOf('=');
       const name = eq > 0 ? arg.slice(0, eq) : arg;
-      if (VALUE_OPTIONS.has(name)) {
+      if (REPEATABLE_OPTIONS.has(name)) {
+        const value = eq > 0 ? arg.slice(eq + 1) : argv[++i];
+        if (value === undefined) throw new UsageError(`${name} needs a value`);
+        repeated.push(value);
+      } else if (VALUE_OPTIONS.has(name)) {
         const value = eq > 0 ? arg.slice(eq + 1) : argv[++i];
         if (value === undefined) throw new UsageError(`${name} needs a value`);
         values.set(name, value);
       } else if (FLAG_OPTIONS.has(name) && eq < 0) {
-        flags.add(name === '-h' ? '--help' : name);
+        flags.add(name === '-h' ? '--help' : name === '-V' ? '--version' : name);
       } else {
         throw new UsageError(`unknown option '${arg}' (allot-lab --help lists them)`);
       }
@@ -123,6 +144,7 @@ export function parseArguments(argv: readonly string[]): LabOptions {
   if (positional.length > 0 && (COMMANDS as readonly string[]).includes(positional[0]!)) {
     command = positional.shift() as Command;
   }
+  if (flags.has('--version')) command = 'version';
   if (flags.has('--help')) command = 'help';
   if (command === 'run' && positional.length > 0) {
     throw new UsageError(
@@ -147,6 +169,29 @@ export function parseArguments(argv: readonly string[]): LabOptions {
   if (format !== undefined && !(TRACE_FORMATS as readonly string[]).includes(format)) {
     throw new UsageError(`--format expects one of ${TRACE_FORMATS.join(', ')}, got '${format}'`);
   }
+  const fractionText = values.get('--fraction');
+  let fraction: number | null = null;
+  if (fractionText !== undefined) {
+    fraction = Number(fractionText);
+    if (!/^(\d+\.?\d*|\.\d+)$/.test(fractionText) || !(fraction > 0 && fraction <= 1)) {
+      throw new UsageError(`--fraction expects a number in (0, 1], got '${fractionText}'`);
+    }
+    if (command === 'replay' && !values.has('--memory')) {
+      throw new UsageError(
+        "--fraction needs --memory, the GPU's total memory it is a fraction of (say --memory 80GiB)",
+      );
+    }
+  }
+  if (repeated.length > 0 && command !== 'replay') {
+    throw new UsageError('--config is an option of replay (tune searches the settings itself)');
+  }
+  const configs = repeated.map((text) => {
+    try {
+      return { text, settings: parseAllocConf(text) };
+    } catch (error) {
+      throw new UsageError(`--config '${text}': ${(error as Error).message}`);
+    }
+  });
   const out = values.get('--out') ?? 'lab-report';
   if (out.trim() === '') throw new UsageError('--out needs a folder');
   return {
@@ -161,6 +206,8 @@ export function parseArguments(argv: readonly string[]): LabOptions {
       : [...WORKLOAD_IDS],
     capacity: values.has('--capacity') ? size('--capacity', values.get('--capacity')!) : null,
     memory: values.has('--memory') ? size('--memory', values.get('--memory')!) : null,
+    fraction,
+    configs,
     out,
     report: !flags.has('--no-report'),
     seed,
@@ -191,7 +238,13 @@ Options
   --capacity SIZE    give every allocator SIZE bytes (80GiB, 512MiB, 1048576): ranges get a range of
                      SIZE, pools a source that refuses past SIZE, the hybrid splits it. Without it,
                      ranges get 4 x peak live bytes and pools an unlimited source, so nothing fails
-  --memory SIZE      tune: the GPU memory to search under (default: what PyTorch's defaults reserve)
+  --config CONF      replay: one more caching row with this PYTORCH_CUDA_ALLOC_CONF (repeatable);
+                     a PyTorch snapshot always gets a row with its own recorded settings too
+  --memory SIZE      the GPU's total memory (replay, tune). PyTorch's cudaMalloc fails beyond it.
+                     tune without it: the trace's figure if it records one, else 80GiB, stated
+  --fraction F       the per-process memory fraction (torch.cuda.set_per_process_memory_fraction),
+                     in (0, 1]: pools may reserve at most F x memory, and garbage_collection_threshold
+                     acts only under a fraction, as in PyTorch (default: none)
   --format NAME      skip format detection: ${TRACE_FORMATS.join(', ')}
   --out DIR          where the report goes (default: lab-report, relative to the current folder)
   --no-report        do not write DIR/index.html and DIR/results.json
@@ -203,6 +256,7 @@ Options
                      the most after gunzip; the event limit (10 M events) and the limits on JSON
                      values and pickled containers scale with it. A file past a limit exits 2
   --debug            on a failure, print its stack trace too
+  -V, --version      print the version
   -h, --help         this text
 
 Trace formats (replay, tune, capacity; gzip-compressed files are read too)

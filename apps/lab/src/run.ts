@@ -2,9 +2,14 @@
  * Runs workloads through rows and collects everything the tables, `--json`, `results.json` and the
  * HTML report show.
  */
-import { summarizeTrace, type Trace, type TrainingBudget } from '@allot/workloads';
+import {
+  type RecordedSegment,
+  summarizeTrace,
+  type Trace,
+  type TrainingBudget,
+} from '@allot/workloads';
 import { measureRow, type RowResult } from './measure';
-import { type LabRow, profileOf } from './registry';
+import { type DeviceModel, type LabRow, profileOf } from './registry';
 
 /** PyTorch's own figures recorded in a trace file, set beside a replay's. */
 export interface TorchFigures {
@@ -16,6 +21,49 @@ export interface TorchFigures {
   readonly segmentFrees?: number;
   readonly ooms?: number;
   readonly allocConf?: string;
+  /** Reserved bytes when the recording began (its starting state). */
+  readonly reservedAtStartBytes?: number;
+  /** How the starting state was found: `exact`, `estimated`, or why there is none. */
+  readonly startState?: string;
+  /** The replay of the recorded settings set beside the recording (snapshots). */
+  readonly fidelity?: Fidelity;
+}
+
+/**
+ * How faithfully the row with the recording's own settings replays it: peak reserved (starting state
+ * included, as `reserved_bytes.all.peak`) and the segment decisions inside the window, matched in
+ * order (a longest common subsequence of sizes, so one extra decision does not shift all the rest).
+ */
+export interface Fidelity {
+  readonly allocator: string;
+  readonly config: string;
+  /** The settings were not recorded (profiler traces): PyTorch's defaults were assumed. */
+  readonly assumedSettings: boolean;
+  readonly recordedPeakReservedBytes: number;
+  readonly predictedPeakReservedBytes: number;
+  /** `(predicted − recorded) / recorded`. */
+  readonly error: number;
+  /** The segment decisions inside the window, when the recording states them (snapshots). */
+  readonly segments?: SegmentFidelity;
+}
+
+/** PyTorch's segment decisions in the window beside the replay's. */
+export interface SegmentFidelity {
+  readonly recorded: number;
+  readonly recordedBytes: number;
+  readonly predicted: number;
+  readonly predictedBytes: number;
+  /** Recorded decisions matched by one of ours of the same size, in order. */
+  readonly matched: number;
+  /** `matched / recorded` (1 when there were none). */
+  readonly matchFraction: number;
+  /** The first decision where the sequences part: its index, the event it served, both sizes. */
+  readonly firstDifference?: {
+    readonly index: number;
+    readonly event: number;
+    readonly recordedSize: number;
+    readonly predictedSize: number | null;
+  };
 }
 
 /** One workload (built-in or a trace of a file) and every row's figures on it. */
@@ -68,6 +116,10 @@ export interface WorkloadInput {
   readonly description: string;
   readonly trace: Trace;
   readonly budget?: TrainingBudget;
+  /** Rows for this workload only, after the common ones (a snapshot's recorded settings). */
+  readonly extraRows?: readonly LabRow[];
+  /** The row whose settings are the recording's own, for {@link Fidelity}. */
+  readonly recordedRow?: string;
 }
 
 /** Called after each cell with the number done, the total and the cell's label. */
@@ -84,6 +136,8 @@ function torchFigures(meta: Trace['meta']): TorchFigures | undefined {
     segmentFrees: n('torchSegmentFrees'),
     ooms: n('torchOoms'),
     allocConf: typeof meta.torchAllocConf === 'string' ? meta.torchAllocConf : undefined,
+    reservedAtStartBytes: n('torchReservedAtStartBytes'),
+    startState: typeof meta.startState === 'string' ? meta.startState : undefined,
   };
   for (const key of Object.keys(figures)) if (figures[key] === undefined) delete figures[key];
   return figures as TorchFigures;
@@ -95,21 +149,33 @@ export function runWorkloads(
   rows: readonly LabRow[],
   capacity: number | null,
   progress?: Progress,
+  device?: DeviceModel,
 ): WorkloadResult[] {
-  const total = inputs.length * rows.length;
+  let total = 0;
+  for (const input of inputs) total += rows.length + (input.extraRows?.length ?? 0);
   let done = 0;
   return inputs.map((input) => {
     const { trace } = input;
     const summary = summarizeTrace(trace);
     const profile = profileOf(trace);
     const results: RowResult[] = [];
-    for (const row of rows) {
+    for (const row of [...rows, ...(input.extraRows ?? [])]) {
       progress?.(done, total, `${input.id} × ${row.name}`);
-      results.push(measureRow(trace, row, profile, capacity));
+      results.push(measureRow(trace, row, profile, capacity, device ? { device } : {}));
       done++;
     }
-    progress?.(done, total, input.id);
-    const torch = torchFigures(trace.meta);
+    const figures = torchFigures(trace.meta);
+    const recorded = results.find((row) => row.allocator === input.recordedRow);
+    const fidelity =
+      figures?.peakReservedBytes !== undefined && recorded !== undefined
+        ? fidelityOf(
+            recorded,
+            figures.peakReservedBytes,
+            trace.recordedSegments,
+            figures.allocConf === undefined,
+          )
+        : undefined;
+    const torch = figures && fidelity ? { ...figures, fidelity } : figures;
     return {
       id: input.id,
       title: input.title,
@@ -126,6 +192,103 @@ export function runWorkloads(
       rows: results,
     };
   });
+}
+
+/** Sets the row replaying the recorded settings beside the recording (see {@link Fidelity}). */
+export function fidelityOf(
+  row: RowResult,
+  recordedPeak: number,
+  recordedSegments: readonly RecordedSegment[] | undefined,
+  assumedSettings = false,
+): Fidelity {
+  return {
+    allocator: row.allocator,
+    config: row.config ?? '',
+    assumedSettings,
+    recordedPeakReservedBytes: recordedPeak,
+    predictedPeakReservedBytes: row.peakReservedBytes,
+    error: recordedPeak > 0 ? (row.peakReservedBytes - recordedPeak) / recordedPeak : 0,
+    ...(recordedSegments !== undefined
+      ? { segments: segmentFidelity(recordedSegments, row.segments?.sizes ?? []) }
+      : {}),
+  };
+}
+
+/** PyTorch's segment decisions beside `ours` (see {@link SegmentFidelity}). */
+export function segmentFidelity(
+  recordedSegments: readonly RecordedSegment[],
+  ours: readonly number[],
+): SegmentFidelity {
+  const theirs = recordedSegments.map((segment) => segment.size);
+  const matched = commonSubsequence(theirs, ours);
+  let firstDifference: SegmentFidelity['firstDifference'];
+  for (let i = 0; i < theirs.length; i++) {
+    if (theirs[i] !== ours[i]) {
+      firstDifference = {
+        index: i,
+        event: recordedSegments[i]!.event,
+        recordedSize: theirs[i]!,
+        predictedSize: ours[i] ?? null,
+      };
+      break;
+    }
+  }
+  const sum = (sizes: readonly number[]) => sizes.reduce((a, b) => a + b, 0);
+  return {
+    recorded: theirs.length,
+    recordedBytes: sum(theirs),
+    predicted: ours.length,
+    predictedBytes: sum(ours),
+    matched,
+    matchFraction: theirs.length > 0 ? matched / theirs.length : 1,
+    ...(firstDifference ? { firstDifference } : {}),
+  };
+}
+
+/** Above this many cells the common subsequence is found greedily (a lower bound, in linear time). */
+const EXACT_MATCH_CELLS = 5e7;
+
+/**
+ * Length of the longest common subsequence of `a` and `b` (O(|a|·|b|) time, O(|b|) memory); for
+ * very long sequences, a greedy in-order match instead, which never counts more than the exact one.
+ */
+export function commonSubsequence(a: readonly number[], b: readonly number[]): number {
+  if (a.length * b.length > EXACT_MATCH_CELLS) {
+    const positions = new Map<number, number[]>();
+    b.forEach((value, i) => {
+      const list = positions.get(value);
+      if (list) list.push(i);
+      else positions.set(value, [i]);
+    });
+    let matched = 0;
+    let j = 0;
+    for (const value of a) {
+      const list = positions.get(value);
+      if (list === undefined) continue;
+      let lo = 0;
+      let hi = list.length;
+      while (lo < hi) {
+        const mid = (lo + hi) >>> 1;
+        if (list[mid]! < j) lo = mid + 1;
+        else hi = mid;
+      }
+      if (lo < list.length) {
+        matched++;
+        j = list[lo]! + 1;
+      }
+    }
+    return matched;
+  }
+  let previous = new Uint32Array(b.length + 1);
+  let current = new Uint32Array(b.length + 1);
+  for (let i = 1; i <= a.length; i++) {
+    for (let j = 1; j <= b.length; j++) {
+      current[j] =
+        a[i - 1] === b[j - 1] ? previous[j - 1]! + 1 : Math.max(previous[j]!, current[j - 1]!);
+    }
+    [previous, current] = [current, previous];
+  }
+  return previous[b.length]!;
 }
 
 /** The issue's two targets, on the training workload (empty when it did not run). */

@@ -1,12 +1,18 @@
 /**
  * The text the lab prints: a table per workload, PyTorch's own figures beside ours, the targets.
  */
-import type { LabResults, WorkloadResult } from './run';
+import type { Fidelity, LabResults, WorkloadResult } from './run';
 import { formatBytes, formatCount, formatPercent, formatRatio } from './units';
 import { budgetLines } from './workloads';
 
-/** Lays out rows of cells in columns; columns after the first are right-aligned. */
-export function formatColumns(rows: readonly (readonly string[])[]): string[] {
+/**
+ * Lays out rows of cells in columns; columns after the first are right-aligned (figures), except
+ * those `leftAligned` names (text).
+ */
+export function formatColumns(
+  rows: readonly (readonly string[])[],
+  leftAligned: readonly number[] = [0],
+): string[] {
   const widths: number[] = [];
   for (const row of rows) {
     row.forEach((cell, i) => {
@@ -15,7 +21,9 @@ export function formatColumns(rows: readonly (readonly string[])[]): string[] {
   }
   return rows.map((row) =>
     row
-      .map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!)))
+      .map((cell, i) =>
+        leftAligned.includes(i) ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!),
+      )
       .join('  ')
       .trimEnd(),
   );
@@ -81,7 +89,15 @@ export function formatWorkload(workload: WorkloadResult): string {
   if (workload.budget)
     lines.push(`  budget: ${budgetLines(workload.budget, workload.peakLiveBytes)}`);
   const pre = workload.meta.preexistingBlocks;
-  if (typeof pre === 'number' && pre > 0) {
+  const start = workload.meta.startState;
+  if (start === 'exact' || start === 'estimated') {
+    lines.push(
+      `  starting state (${start}): ${formatCount(typeof pre === 'number' ? pre : 0)} block${pre === 1 ? '' : 's'} ` +
+        `(${formatBytes(workload.meta.preexistingBytes as number)}) live when the recording began, in ` +
+        `${formatBytes(workload.torch?.reservedAtStartBytes ?? 0)} reserved; caching rows restore it, ` +
+        'the others allocate those blocks first',
+    );
+  } else if (typeof pre === 'number' && pre > 0) {
     lines.push(
       `  ${formatCount(pre)} blocks (${formatBytes(workload.meta.preexistingBytes as number)}) ` +
         'were freed in the recording but allocated before it: modelled as live from the start',
@@ -101,6 +117,7 @@ export function formatWorkload(workload: WorkloadResult): string {
       );
     }
     lines.push(parts.join(' '));
+    if (t.fidelity) lines.push(...fidelityLines(t.fidelity));
   }
   const failed = workload.rows.filter((row) => row.failures > 0);
   for (const row of failed) {
@@ -110,6 +127,32 @@ export function formatWorkload(workload: WorkloadResult): string {
     );
   }
   return lines.join('\n');
+}
+
+/** How faithfully the recorded settings replay: peak reserved and PyTorch's segment decisions. */
+export function fidelityLines(f: Fidelity): string[] {
+  const sign = f.error >= 0 ? '+' : '−';
+  const lines = [
+    `  fidelity: ${f.allocator} replays ${f.assumedSettings ? "PyTorch's defaults (the trace does not record its settings)" : `the recorded settings (PYTORCH_CUDA_ALLOC_CONF='${f.config}')`}`,
+    `    peak reserved: predicted ${formatBytes(f.predictedPeakReservedBytes)}, recorded ` +
+      `${formatBytes(f.recordedPeakReservedBytes)} (${f.assumedSettings ? 'the largest Total Reserved' : 'reserved_bytes.all.peak'}): error ${sign}${formatPercent(Math.abs(f.error))}`,
+  ];
+  const s = f.segments;
+  if (s) {
+    lines.push(
+      `    segment decisions in the window: PyTorch ${formatCount(s.recorded)} (${formatBytes(s.recordedBytes)}), ` +
+        `ours ${formatCount(s.predicted)} (${formatBytes(s.predictedBytes)}); ${formatCount(s.matched)} of ` +
+        `${formatCount(s.recorded)} match in order (${formatPercent(s.matchFraction)})`,
+    );
+    const d = s.firstDifference;
+    lines.push(
+      d
+        ? `    first difference: decision ${formatCount(d.index + 1)}, at event ${formatCount(d.event + 1)}: ` +
+            `PyTorch ${formatBytes(d.recordedSize)}, ours ${d.predictedSize === null ? 'none' : formatBytes(d.predictedSize)}`
+        : '    every segment decision is the same, in the same order',
+    );
+  }
+  return lines;
 }
 
 /** Every table, the targets and where the report went. */

@@ -1,27 +1,55 @@
 /**
- * `allot-lab tune`: the caching pool's knobs that minimise peak reserved memory on a trace.
+ * `allot-lab tune`: the caching pool's knobs that minimise peak reserved memory on a trace, on the
+ * user's GPU.
  *
  * ```
  *  start ─► for each knob in turn, try every value with the others fixed, keep the best ─► repeat
  *           until a round changes nothing (coordinate descent, at most 3 rounds)
  *  starts: PyTorch's defaults, and expandable segments on (the two regimes differ most)
+ *  pick:   among the settings within 1 % of the lowest peak, the one with the fewest keys;
+ *          never one predicted worse than the defaults
  * ```
  *
- * Knobs and the values tried: `max_split_size_mb` (unset, 20 … 4096), `roundup_power2_divisions`
- * (unset, 2, 4, 8, 16), `expandable_segments` (False, True) and `garbage_collection_threshold`
- * (unset, 0.5, 0.7, 0.9). Garbage collection only acts under a memory cap, so the search runs under
- * one: `--memory` (the GPU's memory) when given, else the peak reserved of PyTorch's defaults, so that
- * every setting is judged within the memory the defaults needed. A setting with a failed allocation
- * never wins. Runs are cached by configuration string.
+ * The device is part of the question. PyTorch caps reserved memory at `memory × fraction` and runs
+ * `garbage_collection_threshold` against that cap only when a per-process fraction is set
+ * (`set_fraction` in `CUDACachingAllocator.cpp`); without one, only the device's memory limits
+ * `cudaMalloc`, and garbage collection never runs. So the search runs on a {@link DeviceModel}: the
+ * memory and fraction the user states, else an assumed 80 GiB device without a fraction, which the
+ * output states. The garbage-collection knob is searched only under a fraction (elsewhere PyTorch
+ * ignores it). Every figure includes the trace's starting state, in `memory_stats()` units.
  */
+import {
+  type AllocatorSettings,
+  countAllocConfKeys,
+  DEFAULT_SETTINGS,
+  formatAllocConf,
+} from '@allot/caching';
 import type { Trace } from '@allot/workloads';
-import { cachingPoolInstance, type SegmentDecisions } from './registry';
-import { compileReplayLoop, newLoopState, type ReplayLoop } from './replay-loop';
+import {
+  beginReplay,
+  type DeviceModel,
+  EXPANDABLE_SETTINGS,
+  poolInstance,
+  type SegmentDecisions,
+  UNLIMITED_DEVICE,
+} from './registry';
+import { compileReplayLoop, type ReplayLoop } from './replay-loop';
+
+const MIB = 2 ** 20;
+const GIB = 2 ** 30;
+
+/** The device assumed when neither the user nor the trace states one: an 80 GiB GPU, no fraction. */
+export const ASSUMED_MEMORY = 80 * GIB;
+
+/** Among settings whose peak is within this fraction of the lowest, the fewest keys win. */
+export const TIE_TOLERANCE = 0.01;
 
 /** One replay of a trace through a caching pool. */
 export interface PoolRun {
-  /** PYTORCH_CUDA_ALLOC_CONF string ('' for the defaults). */
+  /** Canonical PYTORCH_CUDA_ALLOC_CONF string ('' for the defaults). */
   readonly config: string;
+  readonly settings: AllocatorSettings;
+  /** Peak reserved bytes, starting state included (`reserved_bytes.all.peak`). */
   readonly peakReservedBytes: number;
   readonly peakLiveBytes: number;
   readonly failures: number;
@@ -30,14 +58,19 @@ export interface PoolRun {
 
 let poolLoop: ReplayLoop | null = null;
 
-/** Replays `trace` through a caching pool with `config`, over a source of `capacity` bytes (or none). */
-export function runPool(trace: Trace, config: string, capacity: number | null): PoolRun {
+/** Replays `trace` through a caching pool with `settings` on `device`. */
+export function runPool(
+  trace: Trace,
+  settings: AllocatorSettings,
+  device: DeviceModel = UNLIMITED_DEVICE,
+): PoolRun {
   poolLoop ??= compileReplayLoop();
-  const instance = cachingPoolInstance(config, capacity);
-  const state = newLoopState(trace);
+  const instance = poolInstance(settings, trace, null, device);
+  const state = beginReplay(instance, trace);
   poolLoop(trace, instance.target, state, trace.length);
   return {
-    config,
+    config: formatAllocConf(instance.pool.settings),
+    settings: instance.pool.settings,
     peakReservedBytes: instance.peakReserved(state),
     peakLiveBytes: state.peakLiveBytes,
     failures: state.failures,
@@ -48,27 +81,24 @@ export function runPool(trace: Trace, config: string, capacity: number | null): 
 /** Values of `max_split_size_mb` the searches try (PyTorch's minimum is 20). */
 export const MAX_SPLIT_VALUES_MB = [20, 32, 64, 128, 256, 512, 1024, 4096] as const;
 
-const tunedCache = new WeakMap<Trace, Map<string, number | null>>();
+const tunedCache = new WeakMap<Trace, number | null>();
 
 /**
- * The `max_split_size_mb` with the lowest peak reserved on `trace` (no failures), or `null` when no
- * value beats PyTorch's default (no limit). Cached per trace and capacity.
+ * The `max_split_size` (bytes) with the lowest peak reserved on `trace` (no failures, no device
+ * limit), or `null` when no value beats PyTorch's default (no limit). Cached per trace.
  */
-export function tunedMaxSplit(trace: Trace, capacity: number | null): number | null {
-  let byCapacity = tunedCache.get(trace);
-  if (!byCapacity) tunedCache.set(trace, (byCapacity = new Map()));
-  const key = String(capacity);
-  if (byCapacity.has(key)) return byCapacity.get(key)!;
-  let best = runPool(trace, '', capacity);
+export function tunedMaxSplit(trace: Trace): number | null {
+  if (tunedCache.has(trace)) return tunedCache.get(trace)!;
+  let best = runPool(trace, DEFAULT_SETTINGS);
   let bestValue: number | null = null;
-  for (const value of MAX_SPLIT_VALUES_MB) {
-    const run = runPool(trace, `max_split_size_mb:${value}`, capacity);
+  for (const mb of MAX_SPLIT_VALUES_MB) {
+    const run = runPool(trace, { ...DEFAULT_SETTINGS, maxSplitSize: mb * MIB });
     if (better(run, best)) {
       best = run;
-      bestValue = value;
+      bestValue = mb * MIB;
     }
   }
-  byCapacity.set(key, bestValue);
+  tunedCache.set(trace, bestValue);
   return bestValue;
 }
 
@@ -78,101 +108,116 @@ function better(a: PoolRun, b: PoolRun): boolean {
   return a.peakReservedBytes < b.peakReservedBytes;
 }
 
-/** A point of the search space. */
-export interface PoolSettings {
-  /** `max_split_size_mb`, or null for unset (no limit). */
-  readonly maxSplitSizeMb: number | null;
-  /** `roundup_power2_divisions`, 0 for unset. */
-  readonly roundupPower2Divisions: number;
-  readonly expandableSegments: boolean;
-  /** `garbage_collection_threshold`, 0 for unset. */
-  readonly garbageCollectionThreshold: number;
+/** A knob of the search and the values it tries. */
+interface Knob {
+  readonly name: string;
+  readonly values: readonly Partial<AllocatorSettings>[];
 }
 
-/** PyTorch's defaults. */
-export const DEFAULT_POOL_SETTINGS: PoolSettings = {
-  maxSplitSizeMb: null,
-  roundupPower2Divisions: 0,
-  expandableSegments: false,
-  garbageCollectionThreshold: 0,
+const KNOBS: readonly Knob[] = [
+  {
+    name: 'max_split_size_mb',
+    values: [
+      { maxSplitSize: Number.POSITIVE_INFINITY },
+      ...MAX_SPLIT_VALUES_MB.map((mb) => ({ maxSplitSize: mb * MIB })),
+    ],
+  },
+  {
+    name: 'roundup_power2_divisions',
+    values: [0, 2, 4, 8, 16].map((d) => ({
+      roundupPower2Divisions: DEFAULT_SETTINGS.roundupPower2Divisions.map(() => d),
+    })),
+  },
+  {
+    name: 'expandable_segments',
+    values: [{ expandableSegments: false }, { expandableSegments: true }],
+  },
+];
+
+const GARBAGE_COLLECTION_KNOB: Knob = {
+  name: 'garbage_collection_threshold',
+  values: [0, 0.5, 0.7, 0.9].map((t) => ({ garbageCollectionThreshold: t })),
 };
 
-/** The settings as a PYTORCH_CUDA_ALLOC_CONF string; '' for the defaults. */
-export function allocConfOf(settings: PoolSettings): string {
-  const parts: string[] = [];
-  if (settings.maxSplitSizeMb !== null) parts.push(`max_split_size_mb:${settings.maxSplitSizeMb}`);
-  if (settings.roundupPower2Divisions > 0)
-    parts.push(`roundup_power2_divisions:${settings.roundupPower2Divisions}`);
-  if (settings.expandableSegments) parts.push('expandable_segments:True');
-  if (settings.garbageCollectionThreshold > 0)
-    parts.push(`garbage_collection_threshold:${settings.garbageCollectionThreshold}`);
-  return parts.join(',');
-}
-
-const KNOBS: readonly { readonly key: keyof PoolSettings; readonly values: readonly unknown[] }[] =
-  [
-    { key: 'maxSplitSizeMb', values: [null, ...MAX_SPLIT_VALUES_MB] },
-    { key: 'roundupPower2Divisions', values: [0, 2, 4, 8, 16] },
-    { key: 'expandableSegments', values: [false, true] },
-    { key: 'garbageCollectionThreshold', values: [0, 0.5, 0.7, 0.9] },
-  ];
+/** Where the device's figures came from. */
+export type DeviceOrigin = 'stated' | 'recorded' | 'assumed';
 
 /** Options of {@link tune}. */
 export interface TuneOptions {
-  /** Memory cap (the GPU's memory). @defaultValue the peak reserved of PyTorch's defaults */
+  /** The GPU's memory in bytes. @defaultValue the trace's, else {@link ASSUMED_MEMORY} */
   readonly memory?: number;
+  /** The per-process memory fraction. @defaultValue none (PyTorch's default) */
+  readonly fraction?: number;
   /** Called after each evaluated setting. */
   readonly onProgress?: (evaluated: number, config: string) => void;
 }
 
 /** What the search found. */
 export interface TuneResult {
-  /** The cap the search ran under, in bytes. */
-  readonly memory: number;
+  /** The device the search ran on. */
+  readonly device: DeviceModel & { readonly memory: number };
+  /** Where its memory figure came from. */
+  readonly origin: DeviceOrigin;
   readonly defaults: PoolRun;
+  /** The recommendation (the defaults when nothing beats them). */
   readonly best: PoolRun;
-  readonly settings: PoolSettings;
   /** Every setting evaluated, in order. */
   readonly tried: readonly PoolRun[];
   /** `defaults.peakReservedBytes − best.peakReservedBytes`. */
   readonly savingBytes: number;
   /** The saving as a fraction of the defaults' peak reserved. */
   readonly savingFraction: number;
+  /**
+   * The saving of the same recommendation with no device limit at all: when it is much smaller,
+   * the benefit comes from the device figures, which matters most when they were assumed.
+   */
+  readonly unlimitedSavingBytes: number;
+}
+
+/** The device of a tuning run, and where it came from. */
+export function deviceOf(
+  trace: Trace,
+  options: { readonly memory?: number; readonly fraction?: number },
+): { device: DeviceModel & { memory: number }; origin: DeviceOrigin } {
+  const recorded = trace.meta.deviceMemoryBytes;
+  const memory =
+    options.memory ?? (typeof recorded === 'number' && recorded > 0 ? recorded : ASSUMED_MEMORY);
+  const origin: DeviceOrigin =
+    options.memory !== undefined
+      ? 'stated'
+      : typeof recorded === 'number' && recorded > 0
+        ? 'recorded'
+        : 'assumed';
+  return { device: { memory, fraction: options.fraction ?? null }, origin };
 }
 
 /** Searches the caching pool's knobs for the lowest peak reserved on `trace` (see the module comment). */
 export function tune(trace: Trace, options: TuneOptions = {}): TuneResult {
-  const uncapped = options.memory === undefined ? runPool(trace, '', null) : null;
-  const memory = options.memory ?? Math.max(uncapped!.peakReservedBytes, 1);
+  const { device, origin } = deviceOf(trace, options);
+  const knobs = device.fraction === null ? KNOBS : [...KNOBS, GARBAGE_COLLECTION_KNOB];
   const cache = new Map<string, PoolRun>();
   const tried: PoolRun[] = [];
-  const evaluate = (settings: PoolSettings): PoolRun => {
-    const config = allocConfOf(settings);
+  const evaluate = (settings: AllocatorSettings): PoolRun => {
+    const config = formatAllocConf(settings);
     let run = cache.get(config);
     if (!run) {
-      run = runPool(trace, config, memory);
+      run = runPool(trace, settings, device);
       cache.set(config, run);
       tried.push(run);
       options.onProgress?.(tried.length, config);
     }
     return run;
   };
-  const defaults = evaluate(DEFAULT_POOL_SETTINGS);
-  let settings = DEFAULT_POOL_SETTINGS;
-  let best = defaults;
+  const defaults = evaluate(DEFAULT_SETTINGS);
   // Expandable segments change how every other knob acts, so the descent starts from both regimes.
-  for (const start of [
-    DEFAULT_POOL_SETTINGS,
-    { ...DEFAULT_POOL_SETTINGS, expandableSegments: true },
-  ]) {
+  for (const start of [DEFAULT_SETTINGS, EXPANDABLE_SETTINGS]) {
     let current = start;
     let currentRun = evaluate(start);
     for (let round = 0; round < 3; round++) {
       let changed = false;
-      for (const knob of KNOBS) {
+      for (const knob of knobs) {
         for (const value of knob.values) {
-          if (current[knob.key] === value) continue;
-          const candidate = { ...current, [knob.key]: value } as PoolSettings;
+          const candidate: AllocatorSettings = { ...current, ...value };
           const run = evaluate(candidate);
           if (better(run, currentRun)) {
             currentRun = run;
@@ -183,19 +228,53 @@ export function tune(trace: Trace, options: TuneOptions = {}): TuneResult {
       }
       if (!changed) break;
     }
-    if (better(currentRun, best)) {
-      best = currentRun;
-      settings = current;
-    }
   }
+  const best = recommend(defaults, tried);
   const savingBytes = defaults.peakReservedBytes - best.peakReservedBytes;
+  const unlimitedSavingBytes =
+    best === defaults
+      ? 0
+      : runPool(trace, DEFAULT_SETTINGS).peakReservedBytes -
+        runPool(trace, best.settings).peakReservedBytes;
   return {
-    memory,
+    device,
+    origin,
     defaults,
     best,
-    settings,
     tried,
     savingBytes,
     savingFraction: defaults.peakReservedBytes > 0 ? savingBytes / defaults.peakReservedBytes : 0,
+    unlimitedSavingBytes,
   };
+}
+
+/**
+ * The recommendation among `tried`: the fewest failures; among the settings within
+ * {@link TIE_TOLERANCE} of the lowest peak, the fewest keys, then the lowest peak, then the fewest
+ * segments. The defaults when that is not predicted better than they are.
+ */
+export function recommend(defaults: PoolRun, tried: readonly PoolRun[]): PoolRun {
+  let leastFailures = defaults.failures;
+  for (const run of tried) leastFailures = Math.min(leastFailures, run.failures);
+  const eligible = tried.filter((run) => run.failures === leastFailures);
+  let lowest = Number.POSITIVE_INFINITY;
+  for (const run of eligible) lowest = Math.min(lowest, run.peakReservedBytes);
+  const close = eligible.filter((run) => run.peakReservedBytes <= lowest * (1 + TIE_TOLERANCE));
+  close.sort(
+    (a, b) =>
+      countAllocConfKeys(a.config) - countAllocConfKeys(b.config) ||
+      a.peakReservedBytes - b.peakReservedBytes ||
+      segmentCalls(a) - segmentCalls(b),
+  );
+  const pick = close[0] ?? defaults;
+  if (pick.failures > defaults.failures) return defaults;
+  if (pick.failures === defaults.failures && pick.peakReservedBytes >= defaults.peakReservedBytes) {
+    return defaults;
+  }
+  return pick;
+}
+
+/** `cudaMalloc` calls, and maps of expandable segments: PyTorch's `num_device_alloc` in the window. */
+export function segmentCalls(run: PoolRun): number {
+  return run.segments.acquired + run.segments.grown;
 }
