@@ -11,6 +11,10 @@ export interface ProgressReporter {
 }
 
 const BAR_WIDTH = 28;
+/** Columns assumed when the terminal reports none (some report 0, or nothing at all). */
+const DEFAULT_COLUMNS = 100;
+/** Narrowest line drawn, whatever the terminal reports. */
+const MIN_COLUMNS = 20;
 
 /** A reporter writing to `stream` (process.stderr by default). */
 export function progressReporter(
@@ -21,6 +25,12 @@ export function progressReporter(
   const tty = stream.isTTY === true;
   const started = performance.now();
   let lastLabel = '';
+  const width = () => {
+    const columns = stream.columns;
+    return (
+      Math.max(MIN_COLUMNS, columns !== undefined && columns > 0 ? columns : DEFAULT_COLUMNS) - 1
+    );
+  };
   return {
     update(done, total, label) {
       const seconds = ((performance.now() - started) / 1000).toFixed(1);
@@ -28,15 +38,14 @@ export function progressReporter(
         const filled = total === 0 ? BAR_WIDTH : Math.round((done / total) * BAR_WIDTH);
         const bar = `${'█'.repeat(filled)}${'░'.repeat(BAR_WIDTH - filled)}`;
         const line = `${bar} ${done}/${total} ${seconds}s ${label}`;
-        const width = (stream.columns ?? 100) - 1;
-        stream.write(`\r${line.slice(0, width).padEnd(width)}`);
+        stream.write(`\r${line.slice(0, width()).padEnd(width())}`);
       } else if (label !== lastLabel && done < total) {
         stream.write(`[${done + 1}/${total}] ${label} (${seconds}s)\n`);
       }
       lastLabel = label;
     },
     done() {
-      if (tty) stream.write(`\r${' '.repeat((stream.columns ?? 100) - 1)}\r`);
+      if (tty) stream.write(`\r${' '.repeat(width())}\r`);
     },
   };
 }

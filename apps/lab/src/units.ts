@@ -2,25 +2,29 @@
  * Sizes and figures as people read them: `parseSize('16GiB')`, `formatBytes(1.5 * 2 ** 30)`.
  */
 
+/**
+ * Size units: SI prefixes are powers of ten (`GB` = 10^9 B, as disk and GPU makers count) and IEC
+ * prefixes powers of two (`GiB` = 2^30 B); a bare letter (`g`, `16g`) is binary, as in `ulimit`.
+ */
 const UNITS: Readonly<Record<string, number>> = {
   b: 1,
   k: 2 ** 10,
-  kb: 2 ** 10,
+  kb: 1e3,
   kib: 2 ** 10,
   m: 2 ** 20,
-  mb: 2 ** 20,
+  mb: 1e6,
   mib: 2 ** 20,
   g: 2 ** 30,
-  gb: 2 ** 30,
+  gb: 1e9,
   gib: 2 ** 30,
   t: 2 ** 40,
-  tb: 2 ** 40,
+  tb: 1e12,
   tib: 2 ** 40,
 };
 
 /**
- * Bytes from `"4096"`, `"512MiB"`, `"16GiB"`, `"1.5g"` (binary units; `kb` is read as KiB), or
- * `null` when the text is not a size of at least one byte.
+ * Bytes from `"4096"`, `"512MiB"`, `"16GiB"`, `"80GB"` (10^9), `"1.5g"` (binary), or `null` when the
+ * text is not a size of at least one byte.
  */
 export function parseSize(text: string): number | null {
   const match = /^\s*(\d+(?:\.\d+)?)\s*([a-z]*)\s*$/i.exec(text);
