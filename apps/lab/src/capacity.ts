@@ -5,8 +5,9 @@
  * @allot/workloads grows from peak live bytes, then bisects to 0.5 %.
  */
 import { type CapacitySearchResult, searchCapacity, type Trace } from '@allot/workloads';
-import { beginReplay, type LabRow, profileOf } from './registry';
+import { type LabRow, profileOf } from './registry';
 import { compileReplayLoop } from './replay-loop';
+import { beginReplay } from './row-instance';
 
 /** The answer for one row. */
 export interface CapacityResult {

@@ -14,14 +14,10 @@
 import type { Layout } from '@allot/core';
 import { fragmentation } from '@allot/stats';
 import { EventKind, type Trace } from '@allot/workloads';
-import {
-  beginReplay,
-  type DeviceModel,
-  type LabRow,
-  type SegmentDecisions,
-  type TraceProfile,
-} from './registry';
+import type { DeviceModel } from './pool-instance';
+import type { LabRow, TraceProfile } from './registry';
 import { compileReplayLoop } from './replay-loop';
+import { beginReplay, type SegmentDecisions } from './row-instance';
 
 /** Timed runs: at least this many… */
 export const MIN_TIMED_RUNS = 3;

@@ -9,7 +9,8 @@ import {
   type TrainingBudget,
 } from '@allot/workloads';
 import { measureRow, type RowResult } from './measure';
-import { type DeviceModel, type LabRow, profileOf } from './registry';
+import type { DeviceModel } from './pool-instance';
+import { type LabRow, profileOf } from './registry';
 
 /** PyTorch's own figures recorded in a trace file, set beside a replay's. */
 export interface TorchFigures {

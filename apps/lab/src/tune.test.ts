@@ -1,7 +1,7 @@
 import { DEFAULT_SETTINGS, formatAllocConf } from '@allot/caching';
 import { inferenceServing } from '@allot/workloads';
 import { describe, expect, it } from 'vitest';
-import { EXPANDABLE_SETTINGS } from './registry';
+import { EXPANDABLE_SETTINGS } from './pool-instance';
 import { ASSUMED_MEMORY, deviceOf, recommend, runPool, tune, tunedMaxSplit } from './tune';
 
 const GIB = 2 ** 30;

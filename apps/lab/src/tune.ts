@@ -26,14 +26,13 @@ import {
 } from '@allot/caching';
 import type { Trace } from '@allot/workloads';
 import {
-  beginReplay,
   type DeviceModel,
   EXPANDABLE_SETTINGS,
   poolInstance,
-  type SegmentDecisions,
   UNLIMITED_DEVICE,
-} from './registry';
+} from './pool-instance';
 import { compileReplayLoop, type ReplayLoop } from './replay-loop';
+import { beginReplay, type SegmentDecisions } from './row-instance';
 
 const MIB = 2 ** 20;
 const GIB = 2 ** 30;

@@ -1,0 +1,162 @@
+/**
+ * A caching pool as a lab row instance: the pool over an address-only source, on a modelled GPU
+ * ({@link DeviceModel}), seeded with the trace's starting state before the first event.
+ */
+import {
+  type AllocatorSettings,
+  type CachingPool,
+  cachingPool,
+  DEFAULT_SETTINGS,
+} from '@allot/caching';
+import { type AddressSource, addressSource, type StartState, type Trace } from '@allot/workloads';
+import type { LoopState } from './replay-loop';
+import type { RowInstance } from './row-instance';
+
+/** `expandable_segments:True`, PyTorch's defaults otherwise. */
+export const EXPANDABLE_SETTINGS: AllocatorSettings = {
+  ...DEFAULT_SETTINGS,
+  expandableSegments: true,
+};
+
+/**
+ * The GPU a pool row models: its memory and the per-process fraction
+ * (`torch.cuda.set_per_process_memory_fraction`). PyTorch caps reserved memory at `memory ×
+ * fraction`, and runs `garbage_collection_threshold` against it, only when a fraction is set; without
+ * one, only the device's memory itself limits `cudaMalloc`.
+ */
+export interface DeviceModel {
+  /** Total device memory in bytes, or null for no limit. */
+  readonly memory: number | null;
+  /** Per-process memory fraction in (0, 1], or null when none is set. */
+  readonly fraction: number | null;
+}
+
+/** No limit and no fraction: what a pool row gets unless told otherwise. */
+export const UNLIMITED_DEVICE: DeviceModel = { memory: null, fraction: null };
+
+/** A pool instance, with its pool and source. */
+export interface PoolInstance extends RowInstance {
+  readonly pool: CachingPool;
+  readonly source: AddressSource;
+}
+
+/**
+ * A caching pool with `settings` over an address-only source. With `capacity` the source holds that
+ * many bytes (like a device of that size, no fraction); `device` states the GPU instead.
+ */
+export function poolInstance(
+  settings: AllocatorSettings,
+  trace: Trace,
+  capacity: number | null,
+  device: DeviceModel = UNLIMITED_DEVICE,
+  note?: string,
+): PoolInstance {
+  const memory = device.memory ?? capacity;
+  const source = addressSource({
+    limit: memory ?? Number.POSITIVE_INFINITY,
+    growable: settings.expandableSegments,
+  });
+  const pool = cachingPool({
+    source,
+    settings,
+    ...(memory !== null ? { totalMemory: memory } : {}),
+    ...(memory !== null && device.fraction !== null ? { memoryFraction: device.fraction } : {}),
+  });
+  // Source decisions that built the starting state: not counted as the replay's.
+  let before = { acquired: 0, grown: 0, decisions: 0 };
+  return {
+    pool,
+    source,
+    target: pool,
+    config: pool.config,
+    layout: () => pool.layout(),
+    reserved: () => source.reservedBytes(),
+    peakReserved: () => source.peakReservedBytes(),
+    segments: () => ({
+      acquired: source.acquireCount - before.acquired,
+      released: source.releaseCount,
+      grown: source.growCount - before.grown,
+      restored: before.acquired,
+      sizes: source.decisions().slice(before.decisions),
+    }),
+    begin: (state) => {
+      if (trace.start !== undefined) {
+        // A starting state from the other regime (plain segments for an expandable pool, or the
+        // other way round) is not what this pool would have built: its blocks are allocated in
+        // address order under the pool's own policy instead.
+        if (!sameRegime(trace.start, settings) || !restoreStart(pool, trace.start, state)) {
+          allocateStart(pool, trace, trace.start, state);
+        }
+      }
+      before = {
+        acquired: source.acquireCount,
+        grown: source.growCount,
+        decisions: source.decisions().length,
+      };
+    },
+    reset: () => {
+      pool.reset();
+      source.reset();
+    },
+    ...(note !== undefined ? { note } : {}),
+  };
+}
+
+/** Whether `start` was built under the same segment regime (expandable or not) as `settings`. */
+function sameRegime(start: StartState, settings: AllocatorSettings): boolean {
+  return start.segments.every((segment) => segment.expandable === settings.expandableSegments);
+}
+
+/**
+ * Seeds `pool` with a recording's starting state and moves `state` past its leading events; false
+ * when the source cannot hold it (nothing changed).
+ */
+function restoreStart(pool: CachingPool, start: StartState, state: LoopState): boolean {
+  const addresses = pool.restore(
+    start.segments.map((segment) => ({
+      size: segment.size,
+      pool: segment.pool,
+      stream: segment.stream,
+      expandable: segment.expandable,
+      blocks: segment.blocks,
+    })),
+  );
+  if (addresses === null) return false;
+  let live = 0;
+  start.segments.forEach((segment, s) => {
+    segment.blocks.forEach((block, i) => {
+      state.addresses[block.id] = addresses[s]![i]!;
+      live += block.requested;
+    });
+  });
+  passStart(start, state, live);
+  return true;
+}
+
+/**
+ * Allocates the starting state's blocks through `pool` (the trace's leading events, in order), so
+ * that what they make the pool reserve counts as the state before the recording.
+ */
+function allocateStart(pool: CachingPool, trace: Trace, start: StartState, state: LoopState): void {
+  let live = 0;
+  for (let i = 0; i < start.events; i++) {
+    const stream = trace.stream?.[i] ?? 0;
+    const address = pool.allocateOn(stream, trace.size[i]!);
+    if (address === null) {
+      state.failures++;
+      if (state.firstFailure < 0) state.firstFailure = i;
+      continue;
+    }
+    state.addresses[trace.id[i]!] = address;
+    live += trace.size[i]!;
+  }
+  passStart(start, state, live);
+}
+
+/** Moves `state` past the leading events of `start`, with `live` bytes live. */
+function passStart(start: StartState, state: LoopState, live: number): void {
+  state.liveBytes = live;
+  state.peakLiveBytes = live;
+  state.windowPeakLiveBytes = live;
+  state.position = start.events;
+}
