@@ -98,6 +98,7 @@ export const CLASS_WORDS = 8;
 export const CLASS_PARTIAL_HEAD = 0; // first span with centrally free objects, or NIL
 export const CLASS_CENTRAL_FREE = 1; // objects free in the central lists
 export const CLASS_SPANS = 2; // active spans of this class
+export const CLASS_SIZE_WORD = 3; // the class's size in bytes (configuration, for `attachHeap`)
 
 /** Per-worker-slot line: `Int32Array` words then `Float64Array` figures. */
 export const WORKER_LINE_BYTES = CACHE_LINE_BYTES;

@@ -19,7 +19,8 @@
 import { type Adaptor, InvalidArgumentError, type Layout, type Usage } from '@allot/core';
 import { ThreadCacheError, ThreadCacheErrorCode } from './errors';
 import { holderTag } from './heap-lock';
-import { type SharedHeap, SharedHeapImpl, type WorkerCacheStats } from './shared-heap';
+import { SharedHeapImpl } from './shared-heap';
+import type { SharedHeap, WorkerCacheStats } from './shared-heap-types';
 import {
   FIGURE_BATCHES_MOVED,
   FIGURE_OBJECTS_MOVED,
@@ -123,20 +124,12 @@ class ThreadCacheImpl implements ThreadCache {
     this.spanClass = heap.spanClass;
     this.classOfUnits = heap.classOfUnits;
     this.classBytes = Int32Array.from(heap.sizeClasses);
-    const classes = heap.sizeClasses.length;
-    this.stackStart = new Int32Array(classes);
-    this.counts = new Int32Array(classes);
-    this.limits = new Int32Array(classes);
-    this.batches = new Int32Array(classes);
-    let entries = 0;
-    for (let c = 0; c < classes; c++) {
-      const batch = batchSize(heap.sizeClasses[c]!);
-      this.batches[c] = batch;
-      this.limits[c] = 2 * batch;
-      this.stackStart[c] = entries;
-      entries += 2 * batch;
-    }
-    this.stack = new Uint32Array(entries);
+    const stacks = classStacks(heap.sizeClasses);
+    this.stackStart = stacks.stackStart;
+    this.counts = stacks.counts;
+    this.limits = stacks.limits;
+    this.batches = stacks.batches;
+    this.stack = stacks.stack;
     const { slot, generation, epoch } = heap.registerCache();
     this.slot = slot;
     this.generation = generation;
@@ -200,20 +193,7 @@ class ThreadCacheImpl implements ThreadCache {
   }
 
   usage(): Usage {
-    const u = this.heap.usage();
-    let largest = u.largestFreeBlock;
-    for (let c = 0; c < this.counts.length; c++) {
-      if (this.counts[c]! > 0 && this.classBytes[c]! > largest) largest = this.classBytes[c]!;
-    }
-    return {
-      capacity: u.capacity,
-      allocatedBytes: u.allocatedBytes - this.cachedBytes,
-      freeBytes: u.freeBytes + this.cachedBytes,
-      overheadBytes: u.overheadBytes,
-      largestFreeBlock: largest,
-      liveCount: u.liveCount - this.cachedCount(),
-      freeBlockCount: u.freeBlockCount + this.cachedCount(),
-    };
+    return withCached(this.heap.usage(), this.counts, this.classBytes, this.cachedBytes);
   }
 
   layout(): Layout {
@@ -419,9 +399,7 @@ class ThreadCacheImpl implements ThreadCache {
 
   /** Objects in the cache (the sum of the stacks). */
   private cachedCount(): number {
-    let count = 0;
-    for (let c = 0; c < this.counts.length; c++) count += this.counts[c]!;
-    return count;
+    return sum(this.counts);
   }
 
   /** Returns every cached object (the caller holds the lock). */
@@ -454,7 +432,7 @@ class ThreadCacheImpl implements ThreadCache {
 
   /** Takes the heap's lock for this cache; checks the slot and the heap's epoch. */
   private enter(): void {
-    if (this.closed) throw this.closedError('disposed');
+    if (this.closed) throw closedError(this.workerId, 'disposed');
     const contended = this.heap.enter(this.lockTag);
     this.lockAcquisitions++;
     if (contended) this.contendedAcquisitions++;
@@ -462,7 +440,7 @@ class ThreadCacheImpl implements ThreadCache {
       this.closed = true;
       this.limits.fill(0);
       this.heap.leave();
-      throw this.closedError('reclaimed by heap.reclaim');
+      throw closedError(this.workerId, 'reclaimed by heap.reclaim');
     }
     const epoch = this.heap.epoch();
     if (epoch !== this.epoch) {
@@ -488,13 +466,60 @@ class ThreadCacheImpl implements ThreadCache {
     sf[s + SLOT_CACHED_BYTES] = this.cachedBytes;
     sf[s + SLOT_CACHED_COUNT] = this.cachedCount();
   }
+}
 
-  private closedError(why: string): ThreadCacheError {
-    return new ThreadCacheError(
-      ThreadCacheErrorCode.CacheClosed,
-      `The thread cache ${this.workerId} is closed (${why}); make a new one with threadCache(heap).`,
-    );
+/** Per class, a stack of `2 × batch` entries in one array: where each starts, and its limits. */
+function classStacks(sizeClasses: readonly number[]) {
+  const classes = sizeClasses.length;
+  const stackStart = new Int32Array(classes);
+  const counts = new Int32Array(classes);
+  const limits = new Int32Array(classes);
+  const batches = new Int32Array(classes);
+  let entries = 0;
+  for (let c = 0; c < classes; c++) {
+    const batch = batchSize(sizeClasses[c]!);
+    batches[c] = batch;
+    limits[c] = 2 * batch;
+    stackStart[c] = entries;
+    entries += 2 * batch;
   }
+  return { stackStart, counts, limits, batches, stack: new Uint32Array(entries) };
+}
+
+function closedError(workerId: number, why: string): ThreadCacheError {
+  return new ThreadCacheError(
+    ThreadCacheErrorCode.CacheClosed,
+    `The thread cache ${workerId} is closed (${why}); make a new one with threadCache(heap).`,
+  );
+}
+
+function sum(values: Int32Array): number {
+  let total = 0;
+  for (let i = 0; i < values.length; i++) total += values[i]!;
+  return total;
+}
+
+/** The heap's usage `u` as one cache sees it: its cached objects (`counts` per class) are free. */
+function withCached(
+  u: Usage,
+  counts: Int32Array,
+  classBytes: Int32Array,
+  cachedBytes: number,
+): Usage {
+  let largest = u.largestFreeBlock;
+  for (let c = 0; c < counts.length; c++) {
+    if (counts[c]! > 0 && classBytes[c]! > largest) largest = classBytes[c]!;
+  }
+  const cachedCount = sum(counts);
+  return {
+    capacity: u.capacity,
+    allocatedBytes: u.allocatedBytes - cachedBytes,
+    freeBytes: u.freeBytes + cachedBytes,
+    overheadBytes: u.overheadBytes,
+    largestFreeBlock: largest,
+    liveCount: u.liveCount - cachedCount,
+    freeBlockCount: u.freeBlockCount + cachedCount,
+  };
 }
 
 /**
