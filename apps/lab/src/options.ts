@@ -2,6 +2,7 @@
  * Command-line arguments of `allot-lab`: the command, its files and options, checked before anything
  * runs. Every mistake is a {@link UsageError} (exit status 2) that says what was expected.
  */
+import { parseArgs } from 'node:util';
 import { type AllocatorSettings, parseAllocConf } from '@allot/caching';
 import { TRACE_FORMATS, type TraceFormat } from '@allot/workloads';
 import { ROW_NAMES } from './registry';
@@ -56,30 +57,43 @@ export const EXIT_BAD_INPUT = 2;
 
 const COMMANDS: readonly Command[] = ['run', 'replay', 'tune', 'capacity', 'help', 'list'];
 
-const VALUE_OPTIONS = new Set([
-  '--allocators',
-  '--workloads',
-  '--capacity',
-  '--memory',
-  '--out',
-  '--seed',
-  '--format',
-  '--max-input',
-  '--fraction',
-]);
-/** Options that may be given more than once. */
-const REPEATABLE_OPTIONS = new Set(['--config']);
-const FLAG_OPTIONS = new Set([
-  '--json',
-  '--quick',
-  '--no-report',
-  '--quiet',
-  '--help',
-  '-h',
-  '--debug',
-  '--version',
-  '-V',
-]);
+/** The options, in `node:util` `parseArgs` terms. */
+const OPTIONS = {
+  allocators: { type: 'string' },
+  workloads: { type: 'string' },
+  capacity: { type: 'string' },
+  memory: { type: 'string' },
+  fraction: { type: 'string' },
+  config: { type: 'string', multiple: true },
+  out: { type: 'string' },
+  seed: { type: 'string' },
+  format: { type: 'string' },
+  'max-input': { type: 'string' },
+  json: { type: 'boolean' },
+  quick: { type: 'boolean' },
+  'no-report': { type: 'boolean' },
+  quiet: { type: 'boolean' },
+  debug: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+  version: { type: 'boolean', short: 'V' },
+} as const;
+
+/** `parseArgs`'s own error, as one of ours that names the argument at fault. */
+function usageErrorOf(error: unknown, argv: readonly string[]): UsageError {
+  const code = (error as { code?: string }).code;
+  const message = (error as Error).message;
+  const name = /'(-[^' ]+)/.exec(message)?.[1] ?? '';
+  if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
+    return new UsageError(`unknown option '${name}' (allot-lab --help lists them)`);
+  }
+  if (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE' && /does not take an argument/.test(message)) {
+    const given = argv.find((arg) => arg.startsWith(`${name}=`)) ?? name;
+    return new UsageError(`unknown option '${given}' (allot-lab --help lists them)`);
+  }
+  if (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE')
+    return new UsageError(`${name} needs a value`);
+  return new UsageError(message);
+}
 
 function list(value: string, known: readonly string[], what: string): string[] {
   const items = value
@@ -110,36 +124,24 @@ function size(option: string, value: string): number {
 
 /** Parses `argv` (without node and the script). @throws UsageError */
 export function parseArguments(argv: readonly string[]): LabOptions {
-  const values = new Map<string, string>();
-  const flags = new Set<string>();
-  const positional: string[] = [];
-  const repeated: string[] = [];
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!;
-    if (arg === '--') {
-      positional.push(...argv.slice(i + 1));
-      break;
-    }
-    if (arg.startsWith('-') && arg !== '-') {
-      const eq = arg.indexOf('=');
-      const name = eq > 0 ? arg.slice(0, eq) : arg;
-      if (REPEATABLE_OPTIONS.has(name)) {
-        const value = eq > 0 ? arg.slice(eq + 1) : argv[++i];
-        if (value === undefined) throw new UsageError(`${name} needs a value`);
-        repeated.push(value);
-      } else if (VALUE_OPTIONS.has(name)) {
-        const value = eq > 0 ? arg.slice(eq + 1) : argv[++i];
-        if (value === undefined) throw new UsageError(`${name} needs a value`);
-        values.set(name, value);
-      } else if (FLAG_OPTIONS.has(name) && eq < 0) {
-        flags.add(name === '-h' ? '--help' : name === '-V' ? '--version' : name);
-      } else {
-        throw new UsageError(`unknown option '${arg}' (allot-lab --help lists them)`);
-      }
-    } else {
-      positional.push(arg);
-    }
+  let parsed: ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>;
+  try {
+    parsed = parseArgs({ args: [...argv], options: OPTIONS, allowPositionals: true, strict: true });
+  } catch (error) {
+    throw usageErrorOf(error, argv);
   }
+  const given = parsed.values;
+  const values = new Map<string, string>();
+  for (const [name, value] of Object.entries(given)) {
+    if (typeof value === 'string') values.set(`--${name}`, value);
+  }
+  const flags = new Set(
+    Object.entries(given)
+      .filter(([, value]) => value === true)
+      .map(([name]) => `--${name}`),
+  );
+  const positional = [...parsed.positionals];
+  const repeated = given.config ?? [];
   let command: Command = 'run';
   if (positional.length > 0 && (COMMANDS as readonly string[]).includes(positional[0]!)) {
     command = positional.shift() as Command;
