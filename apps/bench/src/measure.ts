@@ -7,7 +7,8 @@
  * timed in slices of at most {@link MAX_SLICE} events with `performance.now()` read between slices, so a run
  * stops at its deadline (and is marked partial) instead of running for minutes. Before the timed
  * runs, whole replays run untimed for `warmupMs` so the JIT has compiled the replay loop and the
- * allocator. The figure is the median ns/event over the runs.
+ * allocator. The figure is the median ns/event over the runs, in the process's CPU time (deadlines
+ * stay on the wall clock).
  *
  * Memory: {@link searchCapacity} with a fresh allocator per probe, stopping each probe at its first
  * failed allocation; skipped when a timed run could not even finish the trace in its budget.
@@ -91,6 +92,17 @@ function runUntil(replayer: Replayer, deadline: number): boolean {
   return true;
 }
 
+/**
+ * CPU time this process has used, in ns (user + system, microsecond resolution). A timed run is
+ * charged its CPU time, not the wall clock: on a shared machine the time spent descheduled while
+ * other work runs does not count, so ratios taken in one run stay comparable under load. Runs last
+ * milliseconds at least, far above the resolution.
+ */
+function cpuTimeNs(): number {
+  const { user, system } = process.cpuUsage();
+  return (user + system) * 1000;
+}
+
 function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   const middle = sorted.length >> 1;
@@ -142,10 +154,11 @@ export function measureCell(trace: Trace, context: CellContext): CellResult {
     replayer.run(timedFrom);
     collectGarbage();
     const start = performance.now();
+    const cpuStart = cpuTimeNs();
     const finished = runUntil(replayer, start + perRunMs);
-    const elapsed = performance.now() - start;
+    const cpu = cpuTimeNs() - cpuStart;
     const events = replayer.position - timedFrom;
-    if (events > 0) (finished ? runs : partialRuns).push((elapsed * 1e6) / events);
+    if (events > 0) (finished ? runs : partialRuns).push(cpu / events);
     if (finished || timedEvents === Number.POSITIVE_INFINITY)
       timedEvents = Math.min(timedEvents, events);
     if (run === 0) {

@@ -103,7 +103,7 @@ describe('formatting', () => {
     const run = fixtureRun();
     const grid = workloadGrid(run, run.workloads[0]!);
     expect(grid.headers).toContain('ns/pair');
-    expect(grid.rows[0]).toEqual(['best-fit', '10.0', '20.0', '2.00×', '2.00×', '1.000', '0']);
+    expect(grid.rows[0]).toEqual(['best-fit', '10.0', '20.0', '2.00×', '—', '2.00×', '1.000', '0']);
     const text = renderText(grid);
     expect(text.split('\n')[0]).toMatch(/^allocator\s+ns\/op\s+ns\/pair/);
   });

@@ -21,6 +21,7 @@ export interface Grid {
 
 const THING = 'thi.ng-malloc';
 const BUMP = 'bump';
+const AS_TLSF = 'as-tlsf';
 
 /** `1234.5` → `1,235`; below 100 one decimal. */
 export function formatNs(ns: number): string {
@@ -52,12 +53,14 @@ export function workloadGrid(run: BenchRun, workload: WorkloadRecord): Grid {
     'ns/op',
     ...(pairs ? ['ns/pair'] : []),
     '× bump',
+    '× as-tlsf',
     'speed-up vs thi.ng',
     'capacity / peak live',
     'failed allocs',
   ];
   const bump = cellOf(run, BUMP, workload.id);
   const thing = cellOf(run, THING, workload.id);
+  const tlsf = cellOf(run, AS_TLSF, workload.id);
   const rows: string[][] = [];
   for (const allocator of run.allocators) {
     const cell = cellOf(run, allocator.name, workload.id);
@@ -69,6 +72,7 @@ export function workloadGrid(run: BenchRun, workload: WorkloadRecord): Grid {
       ns === null ? '—' : `${formatNs(ns)}${star}`,
       ...(pairs ? [ns === null ? '—' : `${formatNs(2 * ns)}${star}`] : []),
       ns !== null && bump?.nsPerOp ? formatRatio(ns / bump.nsPerOp) : '—',
+      ns !== null && tlsf?.nsPerOp ? formatRatio(ns / tlsf.nsPerOp) : '—',
       ns !== null && thing?.nsPerOp ? formatRatio(thing.nsPerOp / ns) : '—',
       formatCapacity(cell),
       String(cell.failures),
@@ -162,9 +166,10 @@ export function renderMarkdownBlock(run: BenchRun): string {
     `- Node ${run.node} on ${run.platform}; CPU: ${run.cpu}, ${run.cores} cores`,
     `- Date: ${run.date}; the run took ${Math.round(run.durationSeconds)} s`,
     '',
-    'How to read the tables: **ns/op** is the median time per event (an allocation or a free) over ' +
+    'How to read the tables: **ns/op** is the median CPU time of the process per event (an allocation or a free) over ' +
       'the timed part of the workload, each allocator measured in its own process after a warm-up; ' +
-      '**× bump** divides by the bump allocator (the floor) in the same run; **speed-up vs thi.ng** ' +
+      '**× bump** divides by the bump allocator (the floor) in the same run, **× as-tlsf** by ' +
+      "AssemblyScript's runtime TLSF compiled to wasm (the peer to beat); **speed-up vs thi.ng** " +
       'is `@thi.ng/malloc`’s ns/op divided by the row’s; **capacity / peak live** is the smallest ' +
       'capacity on which the workload runs with no failed allocation (binary search to 0.1 % in a full run, 0.5 % in quick mode; a ' +
       'fresh allocator per probe, alignment 8) divided by the peak live bytes; **failed allocs** ' +
