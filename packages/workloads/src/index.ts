@@ -68,6 +68,7 @@ export {
   peakLiveBytes,
   type RecordedSegment,
   type SizeFilter,
+  type StackFrame,
   type StartBlock,
   type StartSegment,
   type StartState,

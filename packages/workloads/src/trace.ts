@@ -67,6 +67,27 @@ export interface Trace {
    * or after it (the allocation it served).
    */
   readonly recordedSegments?: readonly RecordedSegment[];
+  /**
+   * When each event happened, in µs on the recording's clock (PyTorch snapshots: `time_us`; profiler
+   * traces: `ts`), when the recording states it. Leading events of a starting state take the time of
+   * the first recorded event.
+   */
+  readonly time?: Float64Array;
+  /**
+   * The recorded allocator's reserved bytes just after each event (snapshots: the reserved bytes at
+   * the start plus the segment allocations and maps, less the frees and unmaps, so far; profiler
+   * traces: each event's `Total Reserved`), for setting PyTorch's own line beside a replay's.
+   */
+  readonly recordedReserved?: Float64Array;
+  /** Stack frames of allocations by block id, innermost first, when the recording has them. */
+  readonly frames?: ReadonlyMap<number, readonly StackFrame[]>;
+}
+
+/** One frame of a recorded stack (PyTorch's `{filename, line, name}`). */
+export interface StackFrame {
+  readonly filename: string;
+  readonly line: number;
+  readonly name: string;
 }
 
 /** One segment decision of the recorded allocator (see {@link Trace.recordedSegments}). */

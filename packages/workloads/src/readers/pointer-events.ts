@@ -14,7 +14,13 @@
  * ```
  */
 import { TraceFormatError, type TraceLocationUnit } from '../errors';
-import { DEFAULT_MAX_EVENTS, type Trace, TraceBuilder, type TraceMeta } from '../trace';
+import {
+  DEFAULT_MAX_EVENTS,
+  type StackFrame,
+  type Trace,
+  TraceBuilder,
+  type TraceMeta,
+} from '../trace';
 
 /** A block allocated before the window began. */
 export interface PreexistingBlock {
@@ -40,6 +46,10 @@ export class PointerEvents {
   private readonly preexisting: PreexistingBlock[] = [];
   /** For each pre-existing block, the index in `preexisting`; stored on the free event. */
   private readonly preexistingOf: number[] = [];
+  /** Time of each event in µs (NaN where none was stamped); null until one is. */
+  private times: number[] | null = null;
+  /** Stack frames of allocations, by event index. */
+  private readonly framesAt = new Map<number, readonly StackFrame[]>();
 
   /**
    * @param source - label for error messages.
@@ -140,6 +150,23 @@ export class PointerEvents {
     this.push(FREE, address, size, stream, location);
   }
 
+  /**
+   * Stamps the last event with its time (µs) and, for an allocation, the stack frames it was
+   * recorded with: the built trace carries them as {@link Trace.time} and {@link Trace.frames}.
+   */
+  stamp(time: number, frames?: readonly StackFrame[]): void {
+    const at = this.ops.length - 1;
+    if (at < 0) return;
+    if (Number.isFinite(time)) {
+      this.times ??= [];
+      while (this.times.length < at) this.times.push(Number.NaN);
+      this.times[at] = time;
+    }
+    if (frames !== undefined && frames.length > 0 && this.ops[at] === ALLOC) {
+      this.framesAt.set(at, frames);
+    }
+  }
+
   /** Whether `address` holds a block allocated in the window and not freed yet. */
   isLive(address: number): boolean {
     return this.live.has(address);
@@ -187,12 +214,16 @@ export class PointerEvents {
       builder.alloc(block.size, 0, block.stream),
     );
     const blockAt = new Map<number, number>();
+    const frames = new Map<number, readonly StackFrame[]>();
     let preexistingBytes = 0;
     for (const block of this.preexisting) preexistingBytes += block.size;
     for (let i = 0; i < this.ops.length; i++) {
       const address = this.addresses[i]!;
       if (this.ops[i] === ALLOC) {
-        blockAt.set(address, builder.alloc(this.sizes[i]!, 0, this.streams[i]!));
+        const id = builder.alloc(this.sizes[i]!, 0, this.streams[i]!);
+        blockAt.set(address, id);
+        const stack = this.framesAt.get(i);
+        if (stack !== undefined) frames.set(id, stack);
       } else {
         const pre = this.preexistingOf[i]!;
         if (pre >= 0) {
@@ -203,12 +234,36 @@ export class PointerEvents {
         }
       }
     }
-    return builder.build(name, {
+    const trace = builder.build(name, {
       ...meta,
       streams: Math.max(1, this.streamIds.size),
       preexistingBlocks: this.preexisting.length,
       preexistingBytes,
     });
+    const time = this.timeline(trace.length);
+    return {
+      ...trace,
+      ...(time !== null ? { time } : {}),
+      ...(frames.size > 0 ? { frames } : {}),
+    };
+  }
+
+  /**
+   * Times of the built trace's `length` events: leading events take the first stamped time, an
+   * unstamped event the time of the one before it.
+   */
+  private timeline(length: number): Float64Array | null {
+    if (this.times === null) return null;
+    const time = new Float64Array(length);
+    const leading = length - this.ops.length;
+    let last = this.times.find((t) => Number.isFinite(t)) ?? 0;
+    time.fill(last, 0, leading);
+    for (let i = 0; i < this.ops.length; i++) {
+      const t = this.times[i];
+      if (t !== undefined && Number.isFinite(t)) last = t;
+      time[leading + i] = last;
+    }
+    return time;
   }
 
   private push(op: number, address: number, size: number, stream: number, location: number): void {

@@ -195,6 +195,17 @@ describe('PyTorch profiler trace', () => {
     expect(traces[0]!.meta.torchPeakReservedBytes).toBe(3 * 2 ** 21);
   });
 
+  it('carries each event’s ts (µs) and Total Reserved', () => {
+    const [trace] = readTraces(join(fixtures, 'profiler.json'));
+    const time = [...trace!.time!];
+    const leading = trace!.length - time.filter((_, i) => i > 0).length - 1;
+    expect(time.every((t, i) => i === 0 || t >= time[i - 1]!)).toBe(true);
+    expect(time[trace!.length - 1]! - time[0]!).toBe(trace!.meta.durationUs);
+    expect(leading).toBeGreaterThanOrEqual(0);
+    expect(Math.max(...trace!.recordedReserved!)).toBe(trace!.meta.torchPeakReservedBytes);
+    expect(trace!.recordedReserved![0]).toBe(trace!.meta.torchReservedAtStartBytes);
+  });
+
   it('reads the gzipped form and a bare event list', () => {
     const raw = fixture('profiler.json');
     const gz = parseTraces(gzipSync(raw), { name: 'p.json.gz' });

@@ -167,11 +167,15 @@ export function parseTorchProfilerTrace(
     const builder = new PointerEvents(`${name} (${deviceName})`, 'event', options.maxEvents);
     let peakReserved = 0;
     let peakAllocated = 0;
+    const reservedAfter: number[] = [];
     for (const event of events) {
       if (event.totalReserved > peakReserved) peakReserved = event.totalReserved;
       if (event.totalAllocated > peakAllocated) peakAllocated = event.totalAllocated;
+      if (event.bytes === 0) continue;
       if (event.bytes > 0) builder.alloc(event.address, event.bytes, 0, event.index);
-      else if (event.bytes < 0) builder.free(event.address, -event.bytes, 0, event.index);
+      else builder.free(event.address, -event.bytes, 0, event.index);
+      builder.stamp(event.ts);
+      reservedAfter.push(event.totalReserved);
     }
     if (builder.length === 0) continue;
     const first = events[0]!;
@@ -194,7 +198,13 @@ export function parseTorchProfilerTrace(
       ...(deviceMemory.has(id) && type === 1 ? { deviceMemoryBytes: deviceMemory.get(id)! } : {}),
       durationUs: last - first.ts,
     });
-    traces.push(start === null ? trace : { ...trace, start });
+    // PyTorch's own reserved line: the starting figure through the leading events.
+    const recordedReserved = new Float64Array(trace.length);
+    const leading = trace.length - reservedAfter.length;
+    recordedReserved.fill(reservedBefore, 0, leading);
+    recordedReserved.set(reservedAfter, leading);
+    const withLine = { ...trace, recordedReserved };
+    traces.push(start === null ? withLine : { ...withLine, start });
   }
   return traces;
 }

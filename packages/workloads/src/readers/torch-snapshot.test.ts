@@ -170,3 +170,41 @@ describe('PyTorch snapshot: the starting state', () => {
     expect(trace!.recordedSegments).toEqual([{ event: 1, size: 40 * MiB }]);
   });
 });
+
+describe('PyTorch snapshot: times, frames and the recorded reserved line', () => {
+  it('carries each event’s time_us, the frames of allocations, and PyTorch’s reserved bytes', () => {
+    const timed = snapshot();
+    const frames = [
+      { filename: 'train.py', line: 42, name: 'forward' },
+      { filename: 'torch/nn/modules/linear.py', line: 125, name: 'forward' },
+    ];
+    timed.device_traces[0]!.forEach((entry, i) => {
+      entry.time_us = 1_000 + 10 * i;
+    });
+    (timed.device_traces[0]![3] as Record<string, unknown>).frames = frames;
+    const [trace] = parseTorchSnapshot(timed, { name: 's' });
+    // Three leading events (the starting state) take the time of the first event; then the
+    // entries' own (free_requested entries are not events: the frees happen at free_completed).
+    expect([...trace!.time!]).toEqual([1_010, 1_010, 1_010, 1_010, 1_030, 1_050]);
+    expect(trace!.frames!.get(trace!.id[4]!)).toEqual(frames);
+    expect(trace!.frames!.size).toBe(1);
+    // 24 MiB at the start, the segment_alloc of W before event 4; the segment_free after the last.
+    const MiB24 = 24 * MiB;
+    expect([...trace!.recordedReserved!]).toEqual([
+      MiB24,
+      MiB24,
+      MiB24,
+      MiB24,
+      MiB24 + 20 * MiB,
+      MiB24 + 20 * MiB,
+    ]);
+  });
+
+  it('has no time or frames when the recording has none', () => {
+    const bare = snapshot();
+    for (const entry of bare.device_traces[0]!) delete (entry as { time_us?: number }).time_us;
+    const [trace] = parseTorchSnapshot(bare, { name: 's' });
+    expect(trace!.time).toBeUndefined();
+    expect(trace!.frames).toBeUndefined();
+  });
+});

@@ -33,7 +33,14 @@
  * trace carries no starting state and `meta.startState` says why.
  */
 import { TraceFormatError } from '../errors';
-import type { RecordedSegment, StartBlock, StartSegment, StartState, Trace } from '../trace';
+import type {
+  RecordedSegment,
+  StackFrame,
+  StartBlock,
+  StartSegment,
+  StartState,
+  Trace,
+} from '../trace';
 import { typeOf, type UnpickledValue } from './pickle';
 import { PointerEvents, parseAddress } from './pointer-events';
 
@@ -227,9 +234,11 @@ export function parseTorchSnapshot(
       if (isAlloc) {
         if (size === 0) return;
         events.alloc(address, size, stream, at);
+        events.stamp(time, framesOf(entry.frames));
       } else {
         if (size === 0 && !events.isLive(address)) return;
         events.free(address, size, stream, at);
+        events.stamp(time);
       }
     });
     if (events.length === 0) return;
@@ -262,9 +271,53 @@ export function parseTorchSnapshot(
       ...trace,
       ...(typeof start === 'string' ? {} : { start }),
       recordedSegments,
+      recordedReserved: reservedLine(trace.length, leading, atStart, segmentEvents),
     });
   });
   return traces;
+}
+
+/** Most frames kept per allocation (the innermost ones). */
+const MAX_FRAMES = 64;
+
+/** The `frames` of a trace entry (`[{filename, line, name}, ...]`), or undefined when it has none. */
+function framesOf(value: unknown): StackFrame[] | undefined {
+  if (!Array.isArray(value) || value.length === 0) return undefined;
+  const frames: StackFrame[] = [];
+  for (const frame of value.slice(0, MAX_FRAMES)) {
+    if (!isDict(frame)) continue;
+    const line = numberOf(frame.line);
+    frames.push({
+      filename: typeof frame.filename === 'string' ? frame.filename : '?',
+      line: Number.isFinite(line) ? line : 0,
+      name: typeof frame.name === 'string' ? frame.name : '?',
+    });
+  }
+  return frames.length > 0 ? frames : undefined;
+}
+
+/**
+ * PyTorch's reserved bytes after each of a trace's `length` events: `atStart` through the `leading`
+ * events of the starting state, then moved by each segment decision before the event it precedes.
+ */
+function reservedLine(
+  length: number,
+  leading: number,
+  atStart: number,
+  segmentEvents: readonly SegmentEvent[],
+): Float64Array {
+  const reserved = new Float64Array(length);
+  let bytes = atStart;
+  let next = 0;
+  for (let i = 0; i < length; i++) {
+    const op = i - leading;
+    while (next < segmentEvents.length && op >= 0 && segmentEvents[next]!.at <= op) {
+      const event = segmentEvents[next++]!;
+      bytes += event.grow ? event.size : -event.size;
+    }
+    reserved[i] = bytes;
+  }
+  return reserved;
 }
 
 /** A segment decision in the window: `at` counts the pointer events before it. */
