@@ -21,6 +21,10 @@
  * lists the nodes there are. Addresses are real pointers (numbers). Views are made once per region
  * (`koffi.view` over the mapping) and shared; after `release` the memory is unmapped, and touching
  * a view of it is a use after free (the process may crash), as with any pointer.
+ *
+ * This file checks the options and keeps the books (live regions, reserved and locked bytes); the
+ * system calls of each step are in `node-pages.ts` (`NodePages`), and the address-ordered list of
+ * live regions in `region-list.ts`.
  */
 import { readFileSync } from 'node:fs';
 import {
@@ -34,21 +38,13 @@ import {
   UnsupportedError,
 } from '@allot/core';
 import type { CudaHooks } from './cuda-hooks';
-import { MemlockLimitError, NativeCallError } from './errors';
-import { MADV_HUGEPAGE, MPOL_BIND, MPOL_PREFERRED } from './ffi/constants';
 import type { Env } from './ffi/libraries';
 import { type NumaBackend, type NumaNative, numaNative } from './ffi/native';
-import { hasIpcLock, lockedBytes } from './process-status';
+import { type HugePageKind, NodePages, type NumaPolicy, type PinMode } from './node-pages';
+import { RegionList } from './region-list';
 import { topology as readTopology, type Topology } from './topology';
 
-/** How strictly memory stays on the node. */
-export type NumaPolicy = 'bind' | 'preferred';
-
-/** How regions are page-locked. */
-export type PinMode = 'mlock' | 'cuda' | false;
-
-/** Which huge pages a region got. */
-export type HugePageKind = 'explicit' | 'transparent' | 'none';
+export type { HugePageKind, NumaPolicy, PinMode };
 
 /** Options of {@link numaSource}. */
 export interface NumaSourceOptions {
@@ -207,112 +203,19 @@ export function numaSource(options: NumaSourceOptions): NumaSource {
   const granularity = hugePages === false ? native.pageSize : hugeSize;
   const singleNode = topo.memoryNodes().length === 1;
 
-  const live: NumaRegion[] = []; // ascending by address
+  const pages = new NodePages({
+    native,
+    node,
+    policy,
+    hugePages,
+    hugeSize,
+    pin,
+    cuda,
+    singleNode,
+  });
+  const live = new RegionList<NumaRegion>();
   let reserved = 0;
   let locked = 0;
-
-  function find(address: number): number {
-    let lo = 0;
-    let hi = live.length - 1;
-    while (lo <= hi) {
-      const mid = (lo + hi) >>> 1; // indices, not addresses
-      const r = live[mid]!;
-      if (address < r.address) hi = mid - 1;
-      else if (address >= r.address + r.size) lo = mid + 1;
-      else return mid;
-    }
-    return -1;
-  }
-
-  function insert(region: NumaRegion): void {
-    let lo = 0;
-    let hi = live.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (live[mid]!.address < region.address) lo = mid + 1;
-      else hi = mid;
-    }
-    live.splice(lo, 0, region);
-  }
-
-  /** A mapping of `size` bytes and the huge pages it got, or null when the kernel is out of memory. */
-  function map(size: number): { address: number; kind: HugePageKind } | null {
-    if (hugePages === true) {
-      const address = native.map(size, true);
-      if (address !== null) return { address, kind: 'explicit' };
-    }
-    if (hugePages === false) {
-      const address = native.map(size, false);
-      return address === null ? null : { address, kind: 'none' };
-    }
-    // Transparent huge pages need 2 MiB-aligned ranges: map one huge page more, trim both ends.
-    const raw = native.map(size + hugeSize, false);
-    if (raw === null) return null;
-    const start = alignUp(raw, hugeSize);
-    if (start > raw) native.unmap(raw, start - raw);
-    const tail = raw + size + hugeSize - (start + size);
-    if (tail > 0) native.unmap(start + size, tail);
-    let kind: HugePageKind = 'transparent';
-    try {
-      native.madvise(start, size, MADV_HUGEPAGE);
-    } catch (error) {
-      if (!NativeCallError.isInstance(error)) throw error;
-      kind = 'none'; // THP disabled in this kernel: base pages serve
-    }
-    return { address: start, kind };
-  }
-
-  /** Binds the range; false when the kernel has no NUMA calls and there is only one node. */
-  function bind(address: number, size: number): boolean {
-    try {
-      native.mbind(address, size, policy === 'bind' ? MPOL_BIND : MPOL_PREFERRED, [node]);
-      return true;
-    } catch (error) {
-      const unavailable =
-        NativeCallError.isInstance(error) &&
-        (error.errnoName === 'ENOSYS' || error.errnoName === 'EPERM');
-      if (unavailable && singleNode) return false; // every page is on the one node anyway
-      throw error;
-    }
-  }
-
-  /** Page-locks the range; false when the kernel is out of memory to lock it with. */
-  function lock(address: number, size: number): boolean {
-    if (pin === 'cuda') {
-      cuda!.hostRegister(address, size);
-      return true;
-    }
-    try {
-      native.mlock(address, size);
-      return true;
-    } catch (error) {
-      if (!NativeCallError.isInstance(error)) throw error;
-      const refused = ['ENOMEM', 'EPERM', 'EAGAIN'].includes(error.errnoName);
-      if (refused && !hasIpcLock()) {
-        const limits = native.memlockLimit();
-        const already = lockedBytes();
-        if (already + size > limits.soft) {
-          throw new MemlockLimitError(
-            {
-              requested: size,
-              limit: limits.soft,
-              hardLimit: limits.hard,
-              lockedBytes: already,
-              lockedBySource: locked,
-            },
-            { cause: error },
-          );
-        }
-      }
-      if (error.errnoName === 'ENOMEM' || error.errnoName === 'EAGAIN') return false;
-      throw error;
-    }
-  }
-
-  function unlock(region: NumaRegion): void {
-    if (region.pinned === 'cuda') cuda!.hostUnregister(region.address);
-    else if (region.pinned === 'mlock') native.munlock(region.address, region.size);
-  }
 
   const source: NumaSource = {
     kind: 'numa',
@@ -327,12 +230,12 @@ export function numaSource(options: NumaSourceOptions): NumaSource {
       checkSize(size);
       const rounded = alignUp(size, granularity);
       if (rounded > limit - reserved) return null;
-      const mapping = map(rounded);
+      const mapping = pages.map(rounded);
       if (mapping === null) return null;
       const { address, kind } = mapping;
       let pinned: PinMode = false;
       try {
-        const bound = bind(address, rounded);
+        const bound = pages.bind(address, rounded);
         const buffer = native.view(address, rounded);
         const bytes = new Uint8Array(buffer);
         if (prefault) {
@@ -340,7 +243,7 @@ export function numaSource(options: NumaSourceOptions): NumaSource {
           for (let offset = 0; offset < rounded; offset += step) bytes[offset] = 0;
         }
         if (pin !== false) {
-          if (!lock(address, rounded)) {
+          if (!pages.lock(address, rounded, locked)) {
             native.unmap(address, rounded);
             return null;
           }
@@ -356,7 +259,7 @@ export function numaSource(options: NumaSourceOptions): NumaSource {
           bytes,
           buffer,
         };
-        insert(region);
+        live.insert(region);
         reserved += rounded;
         if (pinned !== false) locked += rounded;
         return region;
@@ -366,8 +269,9 @@ export function numaSource(options: NumaSourceOptions): NumaSource {
       }
     },
     release(region: NumaRegion): void {
-      const index = region === null || typeof region !== 'object' ? -1 : find(region.address);
-      const r = live[index];
+      const index =
+        region === null || typeof region !== 'object' ? -1 : live.indexOf(region.address);
+      const r = live.at(index);
       if (r === undefined || r !== region) {
         throw new InvalidArgumentError(
           'region',
@@ -375,17 +279,17 @@ export function numaSource(options: NumaSourceOptions): NumaSource {
           'a live region of this NUMA source',
         );
       }
-      live.splice(index, 1);
+      live.removeAt(index);
       reserved -= r.size;
       try {
-        unlock(r);
+        pages.unlock(r);
       } finally {
         if (r.pinned !== false) locked -= r.size;
         native.unmap(r.address, r.size);
       }
     },
     view(address: number, size: number): Uint8Array {
-      const r = live[find(address)];
+      const r = live.at(live.indexOf(address));
       if (r === undefined) {
         throw new InvalidArgumentError(
           'address',
@@ -404,12 +308,12 @@ export function numaSource(options: NumaSourceOptions): NumaSource {
       }
       return r.bytes.subarray(offset, offset + size);
     },
-    regions: () => live.slice(),
+    regions: () => live.toArray(),
     reservedBytes: () => reserved,
     lockedBytes: () => locked,
     close(): void {
       const errors: unknown[] = [];
-      for (const region of live.slice().reverse()) {
+      for (const region of live.toArray().reverse()) {
         try {
           source.release(region);
         } catch (error) {
