@@ -6,6 +6,8 @@
 // them (so `@allot/cuda`'s `deviceSource()` runs with only `@allot/core` and koffi). Subpath exports
 // (`@allot/cuda/caching`) are then smoke-tested after the optional peers are added. For the
 // packages with native code, a child process checks that importing them loads no native add-on.
+// Published apps with a `bin` (the lab) are installed the same way and their commands run through
+// npx from the empty project.
 // Usage: node tooling/scripts/check-packages.mjs [@allot/name ...]   (packages must be built)
 import { execFileSync } from 'node:child_process';
 import {
@@ -45,12 +47,20 @@ const packages = readdirSync(join(root, 'packages'))
   .filter(({ json }) => !json.private)
   .filter(({ json }) => only.length === 0 || only.includes(json.name));
 const byName = new Map(packages.map((p) => [p.json.name, p]));
+/** Published command-line apps (`bin`, not private): installed from their tarball and run. */
+const apps = readdirSync(join(root, 'apps'))
+  .map((dir) => ({
+    dir: join(root, 'apps', dir),
+    json: JSON.parse(readFileSync(join(root, 'apps', dir, 'package.json'), 'utf8')),
+  }))
+  .filter(({ json }) => !json.private && json.bin)
+  .filter(({ json }) => only.length === 0 || only.includes(json.name));
 const allPublished = new Map(
-  readdirSync(join(root, 'packages'))
-    .map((dir) => ({
-      dir: join(root, 'packages', dir),
-      json: JSON.parse(readFileSync(join(root, 'packages', dir, 'package.json'), 'utf8')),
-    }))
+  [
+    ...readdirSync(join(root, 'packages')).map((dir) => join(root, 'packages', dir)),
+    ...readdirSync(join(root, 'apps')).map((dir) => join(root, 'apps', dir)),
+  ]
+    .map((dir) => ({ dir, json: JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) }))
     .filter(({ json }) => !json.private)
     .map((p) => [p.json.name, p]),
 );
@@ -189,10 +199,55 @@ for (const { dir, json } of packages) {
     console.error(`✗ ${name}\n${error.message}`);
   }
 }
+/**
+ * Commands a published app must run once installed from its tarball alone, through `npx`, from an
+ * empty folder: each `[arguments, what the output must show]`.
+ */
+const snapshotFixture = join(root, 'packages/workloads/src/readers/fixtures/snapshot.json');
+const cliChecks = {
+  '@allot/lab': (version) => [
+    [['allot-lab', '--version'], `allot-lab ${version}`],
+    [['allot-lab', '-V'], `allot-lab ${version}`],
+    [['allot-lab', 'replay', snapshotFixture, '--no-report', '--quiet'], 'torch-snapshot file'],
+  ],
+};
+
+for (const { dir, json } of apps) {
+  const name = json.name;
+  const started = Date.now();
+  try {
+    run('pnpm', ['exec', 'publint', '--strict'], dir);
+    const project = join(work, `consumer-${name.replace(/[@/]/g, '_')}`);
+    mkdirSync(project);
+    writeFileSync(
+      join(project, 'package.json'),
+      JSON.stringify({ name: 'consumer', private: true, version: '0.0.0' }),
+    );
+    const deps = [...closure(name)].map(pack);
+    run('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error', ...deps], project);
+    const checks = cliChecks[name]?.(json.version) ?? [];
+    if (checks.length === 0) throw new Error(`no command checks for ${name}`);
+    for (const [args, expected] of checks) {
+      const output = run('npx', ['--no', '--', ...args], project);
+      if (!output.includes(expected)) {
+        throw new Error(`npx ${args.join(' ')} printed no '${expected}':\n${output}`);
+      }
+    }
+    console.log(
+      `✓ ${name}  publint, installed from ${deps.length} tarball(s), ${checks.length} commands through npx (${((Date.now() - started) / 1000).toFixed(1)} s)`,
+    );
+  } catch (error) {
+    failures++;
+    console.error(`✗ ${name}\n${error.message}`);
+  }
+}
+
 rmSync(work, { recursive: true, force: true });
-if (byName.size === 0) {
+if (byName.size === 0 && apps.length === 0) {
   console.error('no published packages matched');
   process.exit(2);
 }
-console.log(`check:packages: ${packages.length - failures} passed, ${failures} failed`);
+console.log(
+  `check:packages: ${packages.length + apps.length - failures} passed, ${failures} failed`,
+);
 process.exit(failures === 0 ? 0 : 1);

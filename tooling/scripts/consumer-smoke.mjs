@@ -138,6 +138,12 @@ export const smokeTests = {
       (e) => CudaUnavailableError.isInstance(e) && e.attempts[0].failure === 'not found',
     );
   `,
+  '@allot/workloads': `
+    const trace = pkg.parseCsvTrace('op,id,size\\nalloc,a,100\\nalloc,b,200\\nfree,a,100\\n', { name: 't.csv' });
+    assert.equal(trace.length, 3);
+    assert.equal(pkg.summarizeTrace(trace).peakLiveBytes, 300);
+    assert.throws(() => pkg.parseCsvTrace('op,id,size\\nfree,x,1\\n'), (e) => e.code === pkg.TRACE_FORMAT_ERROR_CODE);
+  `,
   '@allot/thread-cache': `
     const heap = pkg.sharedHeap({ capacity: 1 << 20 });
     const cache = pkg.threadCache(pkg.attachHeap(structuredClone(heap.share())));
