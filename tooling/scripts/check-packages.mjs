@@ -102,11 +102,15 @@ function closure(name, withOptional = false, seen = new Set()) {
   return seen;
 }
 
-/** Subpath exports other than `.` and `./package.json`, as `@allot/name/sub`. */
+/**
+ * Subpath exports other than `.` and `./package.json` that have a smoke script, as
+ * `@allot/name/sub`. (`@allot/testkit/vitest` has none: it needs vitest, which is not installed.)
+ */
 function subpaths(name, json) {
   return Object.keys(json.exports ?? {})
     .filter((key) => key !== '.' && key !== './package.json')
-    .map((key) => `${name}${key.slice(1)}`);
+    .map((key) => `${name}${key.slice(1)}`)
+    .filter((entry) => entry in smokeTests);
 }
 
 /** Writes and runs the ESM and the CJS smoke script of one entry point in `project`. */
