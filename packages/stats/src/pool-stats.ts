@@ -46,7 +46,10 @@ export interface PoolStatsReport {
   readonly maxSplitSize?: number;
   readonly oversizeAllocations?: Counter;
   readonly oversizeSegments?: Counter;
-  /** Exported as the snapshot's `allocator_settings` (PyTorch's keys, for example `max_split_size`). */
+  /**
+   * Exported as the snapshot's `allocator_settings` (PyTorch's keys, for example `max_split_size`).
+   * Plain values suffice: `garbage_collection_threshold` is written as a Python float on export.
+   */
   readonly allocatorSettings?: Readonly<Record<string, PickleValue>>;
 }
 

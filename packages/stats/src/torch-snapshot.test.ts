@@ -9,6 +9,7 @@ import { hasPython, python } from '../test/support/python';
 import { tinyFirstFit } from '../test/support/tiny-first-fit';
 import { tracePath } from '../test/support/traces';
 import { unpickle } from '../test/support/unpickle';
+import { pickleFloat } from './pickle';
 import {
   type TorchSnapshot,
   toTorchSnapshot,
@@ -169,6 +170,20 @@ describe('PyTorch snapshot export', () => {
     expect(segments[0]!.segment_pool_id).toEqual({ tuple: [0, 0] });
     expect(json.segments[0].segment_pool_id).toEqual([0, 0]);
     expect(fromPickle.device_traces).toEqual(json.device_traces.map((t: unknown[]) => t));
+  });
+
+  it("writes a pool's garbage_collection_threshold as a Python float, as PyTorch does", () => {
+    const stats = withStats(tinyFirstFit({ capacity: 4096 }), { trace: { clock: () => 1 } });
+    const snapshot = stats.snapshot();
+    const plain = { ...snapshot, allocatorSettings: { garbage_collection_threshold: 0 } };
+    const float = {
+      ...snapshot,
+      allocatorSettings: { garbage_collection_threshold: pickleFloat(0) },
+    };
+    expect(toTorchSnapshotPickle(plain)).toEqual(toTorchSnapshotPickle(float));
+    expect(toTorchSnapshot(plain).allocator_settings.garbage_collection_threshold).toEqual(
+      pickleFloat(0),
+    );
   });
 
   it('exports a replay of gcc-hello as a pickle python3 opens', (context) => {

@@ -107,6 +107,19 @@ export const DEFAULT_ALLOCATOR_SETTINGS: Readonly<Record<string, PickleValue>> =
   roundup_power2_divisions: {},
 };
 
+/**
+ * A pool's `allocator_settings` as PyTorch writes them: `garbage_collection_threshold` is a Python
+ * float even when integral (a pool reports it as a plain number).
+ */
+function torchSettings(
+  settings: Readonly<Record<string, PickleValue>>,
+): Readonly<Record<string, PickleValue>> {
+  const threshold = settings.garbage_collection_threshold;
+  return typeof threshold === 'number'
+    ? { ...settings, garbage_collection_threshold: pickleFloat(threshold) }
+    : settings;
+}
+
 function toMicroseconds(ms: number): number {
   return Math.round(ms * 1000);
 }
@@ -203,7 +216,10 @@ export function toTorchSnapshot(source: StatsAllocator | MemorySnapshot): TorchS
   return {
     segments,
     device_traces,
-    allocator_settings: snapshot.allocatorSettings ?? DEFAULT_ALLOCATOR_SETTINGS,
+    allocator_settings:
+      snapshot.allocatorSettings === undefined
+        ? DEFAULT_ALLOCATOR_SETTINGS
+        : torchSettings(snapshot.allocatorSettings),
     external_annotations: annotations,
   };
 }
