@@ -4,15 +4,9 @@
  */
 import { AllotError, formatBytes } from '@allot/core';
 
-const MARKER = Symbol.for('@allot/core/error');
-
+/** An allot error (from any copy of @allot/core, by its marker) with this code. */
 function isAllotErrorWithCode(value: unknown, code: string): boolean {
-  return (
-    typeof value === 'object' &&
-    value !== null &&
-    (value as Record<symbol, unknown>)[MARKER] === true &&
-    (value as { code?: unknown }).code === code
-  );
+  return AllotError.isInstance(value) && value.code === code;
 }
 
 /** Stable codes of the errors this package adds. */
