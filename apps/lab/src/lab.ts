@@ -19,6 +19,7 @@ import { checkMemoryHoldsTrace, checkOutFolder, readTraceFiles } from './input';
 import { EXIT_FAILED_ALLOCATIONS, EXIT_OK, HELP, type LabOptions, parseArguments } from './options';
 import { progressReporter } from './progress';
 import { cachingRow, findRow, type LabRow, ROWS } from './registry';
+import { writeExports } from './report/exports';
 import { renderReport } from './report/html';
 import {
   checkTargets,
@@ -146,7 +147,7 @@ function runAndReport(
   io: LabIo,
 ): number {
   const cwd = io.cwd ?? process.cwd();
-  if (options.report) checkOutFolder(options.out, cwd);
+  if (options.report || options.exports.length > 0) checkOutFolder(options.out, cwd);
   const progress = progressReporter({
     quiet: options.quiet,
     stream: io.stderr as NodeJS.WriteStream,
@@ -164,8 +165,24 @@ function runAndReport(
     failures,
   };
   const reportPath = options.report ? writeReport(results, options, cwd) : null;
+  const exported = writeExports(
+    inputs.map((input) => ({
+      id: input.id,
+      trace: input.trace,
+      rows: [...rowsOf(options), ...(input.extraRows ?? [])],
+    })),
+    options.exports,
+    resolve(cwd, options.out),
+    options.capacity,
+    { memory: options.memory, fraction: options.fraction },
+  );
   if (options.json) io.stdout.write(`${JSON.stringify(summaryOf(results), null, 2)}\n`);
   else io.stdout.write(formatResults(results, reportPath));
+  if (exported.length > 0 && !options.json) {
+    io.stdout.write(
+      `Exports (${options.exports.join(', ')}): ${formatCount(exported.length)} files in ${join(resolve(cwd, options.out), 'exports')}\n`,
+    );
+  }
   if (failures > 0) {
     io.stderr.write(
       `allot-lab: ${formatCount(failures)} allocations failed (exit status ${EXIT_FAILED_ALLOCATIONS})\n`,
@@ -262,6 +279,26 @@ function tuneCommand(trace: Trace, options: LabOptions, io: LabIo): number {
   return result.best.failures > 0 ? EXIT_FAILED_ALLOCATIONS : EXIT_OK;
 }
 
+/**
+ * The tuner's search for the report's recommendation: PyTorch traces only (it replays the trace
+ * some forty times), on the device `--memory` and `--fraction` state, else the one `tune` assumes.
+ */
+function reportTuning(trace: Trace, options: LabOptions, io: LabIo): { tuning?: TuneResult } {
+  const format = trace.meta.format;
+  if (format !== 'torch-snapshot' && format !== 'torch-profiler') return {};
+  const progress = progressReporter({
+    quiet: options.quiet,
+    stream: io.stderr as NodeJS.WriteStream,
+  });
+  const tuning = tune(trace, {
+    ...(options.memory !== null ? { memory: options.memory } : {}),
+    ...(options.fraction !== null ? { fraction: options.fraction } : {}),
+    onProgress: (n) => progress.update(n, 60, `${trace.name}: tune for the report`),
+  });
+  progress.done();
+  return { tuning };
+}
+
 /** The device line of `tune`: what the search assumed, and where it came from. */
 function deviceLine(result: TuneResult): string {
   const fraction =
@@ -350,6 +387,7 @@ export function lab(argv: readonly string[], io: LabIo): number {
           description: describeTrace(trace),
           trace,
           ...replayRows(trace, options),
+          ...(options.report ? reportTuning(trace, options, io) : {}),
         }));
         return runAndReport(inputs, argv, options, io);
       }

@@ -116,6 +116,21 @@ describe('parseArguments', () => {
     expect(usageError(['--json=yes'])).toMatch(/unknown option '--json=yes'/);
   });
 
+  it('reads --export as a comma list or repeated, for run and replay only', () => {
+    expect(parseArguments([]).exports).toEqual([]);
+    expect(parseArguments(['replay', 'a', '--export', 'vma,memory-viz']).exports).toEqual([
+      'memory-viz',
+      'vma',
+    ]);
+    expect(
+      parseArguments(['--export=vma', '--export', 'memory-viz', '--export', 'vma']).exports,
+    ).toEqual(['memory-viz', 'vma']);
+    expect(usageError(['replay', 'a', '--export', 'svg'])).toMatch(
+      /unknown export 'svg': expected one of memory-viz, vma/,
+    );
+    expect(usageError(['tune', '--export', 'vma'])).toMatch(/--export is an option of replay/);
+  });
+
   it('documents every option and allocator in --help', () => {
     for (const option of [
       '--allocators',
@@ -129,6 +144,7 @@ describe('parseArguments', () => {
       '--seed',
       '--quick',
       '--quiet',
+      '--export',
       '--help',
     ])
       expect(HELP).toContain(option);

@@ -39,7 +39,13 @@ export interface LabOptions {
   readonly maxInput: number | null;
   /** `--debug`: print the stack of a failure. */
   readonly debug: boolean;
+  /** `--export` formats (run, replay): files per allocator row under DIR/exports. */
+  readonly exports: readonly ExportFormat[];
 }
+
+/** `--export` formats: a PyTorch snapshot pickle (memory_viz) and a VMA JSON dump, per row. */
+export const EXPORT_FORMATS = ['memory-viz', 'vma'] as const;
+export type ExportFormat = (typeof EXPORT_FORMATS)[number];
 
 /** A `--config` value: the string as given and its settings. */
 export interface ConfigOption {
@@ -65,6 +71,7 @@ const OPTIONS = {
   memory: { type: 'string' },
   fraction: { type: 'string' },
   config: { type: 'string', multiple: true },
+  export: { type: 'string', multiple: true },
   out: { type: 'string' },
   seed: { type: 'string' },
   format: { type: 'string' },
@@ -194,6 +201,13 @@ export function parseArguments(argv: readonly string[]): LabOptions {
       throw new UsageError(`--config '${text}': ${(error as Error).message}`);
     }
   });
+  const exportTexts = given.export ?? [];
+  if (exportTexts.length > 0 && command !== 'run' && command !== 'replay') {
+    throw new UsageError('--export is an option of replay and of the built-in workloads');
+  }
+  const exports = exportTexts.flatMap((text) =>
+    list(text, EXPORT_FORMATS, 'export'),
+  ) as ExportFormat[];
   const out = values.get('--out') ?? 'lab-report';
   if (out.trim() === '') throw new UsageError('--out needs a folder');
   return {
@@ -218,6 +232,7 @@ export function parseArguments(argv: readonly string[]): LabOptions {
     quiet: flags.has('--quiet'),
     maxInput: values.has('--max-input') ? size('--max-input', values.get('--max-input')!) : null,
     debug: flags.has('--debug'),
+    exports: EXPORT_FORMATS.filter((format) => exports.includes(format)),
   };
 }
 
@@ -249,6 +264,10 @@ Options
                      acts only under a fraction, as in PyTorch (default: none)
   --format NAME      skip format detection: ${TRACE_FORMATS.join(', ')}
   --out DIR          where the report goes (default: lab-report, relative to the current folder)
+  --export LIST      run, replay: also write each allocator row's state at the peak of live bytes
+                     under DIR/exports, comma-separated or repeated: memory-viz (a PyTorch snapshot
+                     pickle that https://pytorch.org/memory_viz opens: segments at the peak and the
+                     trace up to it), vma (a VMA JSON dump, for GpuMemDumpVis)
   --no-report        do not write DIR/index.html and DIR/results.json
   --json             print the results as JSON on stdout (progress stays on stderr)
   --seed N           seed of the built-in workloads (default 1)

@@ -11,6 +11,8 @@ import {
 import { measureRow, type RowResult } from './measure';
 import type { DeviceModel } from './pool-instance';
 import { type LabRow, profileOf } from './registry';
+import { type Explanation, explainWorkload } from './report/explain';
+import type { TuneResult } from './tune';
 
 /** PyTorch's own figures recorded in a trace file, set beside a replay's. */
 export interface TorchFigures {
@@ -82,6 +84,8 @@ export interface WorkloadResult {
   readonly budget?: TrainingBudget;
   readonly torch?: TorchFigures;
   readonly rows: RowResult[];
+  /** What the report shows beyond the table: timeline, peak, diagnosis (see report/explain.ts). */
+  readonly explain?: Explanation;
 }
 
 /** A figure the project holds itself to, checked on this run. */
@@ -121,6 +125,8 @@ export interface WorkloadInput {
   readonly extraRows?: readonly LabRow[];
   /** The row whose settings are the recording's own, for {@link Fidelity}. */
   readonly recordedRow?: string;
+  /** The tuner's search on this trace (PyTorch traces), for the report's recommendation. */
+  readonly tuning?: TuneResult;
 }
 
 /** Called after each cell with the number done, the total and the cell's label. */
@@ -191,6 +197,13 @@ export function runWorkloads(
       ...(input.budget ? { budget: input.budget } : {}),
       ...(torch ? { torch } : {}),
       rows: results,
+      explain: explainWorkload(trace, results, {
+        ...(input.recordedRow !== undefined ? { recordedRow: input.recordedRow } : {}),
+        ...(input.tuning ? { tuning: input.tuning } : {}),
+        ...(figures?.peakReservedBytes !== undefined
+          ? { recordedPeakReservedBytes: figures.peakReservedBytes }
+          : {}),
+      }),
     };
   });
 }
@@ -335,6 +348,11 @@ export function summaryOf(results: LabResults): unknown {
     workloads: results.workloads.map((workload) => ({
       ...workload,
       rows: workload.rows.map(({ series: _series, layoutAtPeak: _layout, ...row }) => row),
+      explain: workload.explain && {
+        diagnosis: workload.explain.diagnosis,
+        ...(workload.explain.advice ? { advice: workload.explain.advice } : {}),
+        peak: workload.explain.peak,
+      },
     })),
   };
 }

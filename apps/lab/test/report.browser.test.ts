@@ -4,14 +4,15 @@
  * logged no errors. Skipped, with a message, where no Chromium executable exists; set CHROMIUM_PATH
  * to use another one.
  */
-import { existsSync, mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { pathToFileURL } from 'node:url';
-import { chromium } from 'playwright-core';
-import { describe, expect, it } from 'vitest';
+import { type BrowserContext, chromium, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { lab } from '../src/lab';
+import { SCORES_BLOCK, snapshotWithFrames } from './snapshot-with-frames';
 
 const executablePath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const hasChromium = existsSync(executablePath);
@@ -31,14 +32,24 @@ interface CanvasFigures {
 interface Figures {
   readonly charts: CanvasFigures[];
   readonly layouts: CanvasFigures[];
+  readonly timelines: CanvasFigures[];
   readonly titles: string[];
   readonly legend: string[];
+  readonly same: string[];
+  readonly diagnosis: string;
+  readonly peakRows: string[];
 }
 
 /** Evaluated in the page (a string: this package's types have no DOM). */
 const FIGURES = `(() => {
   const inked = (canvas) => {
-    const { data } = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height);
+    // Read a copy: reading the page's own canvases back twice makes Chromium warn.
+    const copy = document.createElement('canvas');
+    copy.width = canvas.width;
+    copy.height = canvas.height;
+    const context = copy.getContext('2d', { willReadFrequently: true });
+    context.drawImage(canvas, 0, 0);
+    const { data } = context.getImageData(0, 0, canvas.width, canvas.height);
     let count = 0;
     for (let i = 0; i < data.length; i += 4) {
       if (data[i + 3] > 0 && (data[i] < 200 || data[i + 1] < 200 || data[i + 2] < 200)) count++;
@@ -47,12 +58,17 @@ const FIGURES = `(() => {
   };
   const figures = (selector) => [...document.querySelectorAll(selector)].map((c) => ({
     width: c.width, height: c.height, inked: inked(c) }));
+  const diagnosis = document.querySelector('.diagnosis');
   const texts = (selector) => [...document.querySelectorAll(selector)].map((e) => e.textContent);
   return {
     charts: figures('.uplot canvas'),
     layouts: figures('figure.layout canvas'),
     titles: texts('.u-title'),
     legend: texts('.u-legend .u-series .u-label'),
+    timelines: figures('.timeline canvas'),
+    same: texts('span.same'),
+    diagnosis: diagnosis ? diagnosis.textContent : '',
+    peakRows: [...document.querySelectorAll('table.peak-table tbody tr')].map((r) => r.textContent),
   };
 })()`;
 
@@ -73,7 +89,110 @@ const ARGS = [
   '--disable-sync',
 ];
 
+/** A tab on `page` that collects console problems and requests off the file system. */
+async function open(
+  context: BrowserContext,
+  page: string,
+): Promise<{ tab: Page; problems: string[]; requests: string[] }> {
+  const tab = await context.newPage();
+  const problems: string[] = [];
+  const requests: string[] = [];
+  tab.on('console', (message) => {
+    if (message.type() === 'error' || message.type() === 'warning')
+      problems.push(`${message.type()}: ${message.text()}`);
+  });
+  tab.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
+  tab.on('request', (request) => {
+    if (!request.url().startsWith('file:')) requests.push(request.url());
+  });
+  await tab.goto(pathToFileURL(page).href);
+  await tab.waitForSelector('body[data-rendered="true"]', { timeout: 15_000 });
+  return { tab, problems, requests };
+}
+
+/** Moves the mouse to page coordinates (scrolling them into view) and returns the tooltip's text. */
+async function hoverAt(tab: Page, x: number, y: number): Promise<string> {
+  await tab.evaluate(`window.scrollTo(0, ${Math.max(0, y - 300)})`);
+  const scrollY = (await tab.evaluate('window.scrollY')) as number;
+  const scrollX = (await tab.evaluate('window.scrollX')) as number;
+  await tab.mouse.move(x - scrollX, y - scrollY);
+  return (await tab.evaluate(
+    `(() => { const t = document.getElementById('lab-tooltip'); return t.style.display === 'none' ? '' : t.innerText; })()`,
+  )) as string;
+}
+
 describe.skipIf(!hasChromium)('the HTML report in headless Chromium', () => {
+  let context: BrowserContext;
+  beforeAll(async () => {
+    context = await chromium.launchPersistentContext(mkdtempSync(join(tmpdir(), 'chromium-')), {
+      executablePath,
+      headless: true,
+      args: ARGS,
+      viewport: { width: 1280, height: 900 },
+    });
+  });
+  afterAll(async () => {
+    await context?.close();
+  });
+
+  it('explains a snapshot: diagnosis, charts, timeline with frames on hover, layouts, no errors', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'allot-lab-frames-'));
+    writeFileSync(join(dir, 'frames.json'), JSON.stringify(snapshotWithFrames()));
+    const status = lab(
+      ['replay', 'frames.json', '--allocators', 'best-fit,caching,caching-tuned', '--quiet'],
+      { stdout: new Sink(), stderr: new Sink(), cwd: dir },
+    );
+    expect(status).toBe(0);
+    const { tab, problems, requests } = await open(context, join(dir, 'lab-report', 'index.html'));
+
+    const figures = (await tab.evaluate(FIGURES)) as Figures;
+    expect(figures.charts).toHaveLength(2);
+    expect(figures.timelines).toHaveLength(1);
+    expect(figures.layouts).toHaveLength(3);
+    for (const canvas of [...figures.charts, ...figures.timelines, ...figures.layouts]) {
+      expect(canvas.inked).toBeGreaterThan(100);
+    }
+    expect(figures.legend).toContain('PyTorch reserved (recorded)');
+    expect(figures.legend).toContain('caching-tuned (= caching) reserved');
+    expect(figures.same).toEqual(['= caching']);
+    expect(figures.diagnosis).toMatch(/Action:/);
+    expect(figures.diagnosis).toMatch(/free but fragmented/);
+    expect(figures.diagnosis).toMatch(/PYTORCH_CUDA_ALLOC_CONF/);
+    expect(figures.peakRows[0]).toMatch(/32\.0 MiB.*attention_scores \(model\.py:88\)/);
+
+    // Hover on the known allocation in the timeline: its size, times and frames.
+    const where = (await tab.evaluate(`window.labReport.timelines[0].locate(${SCORES_BLOCK})`)) as {
+      x: number;
+      y: number;
+    } | null;
+    expect(where).not.toBeNull();
+    const text = await hoverAt(tab, where!.x, where!.y);
+    expect(text).toMatch(/32\.0 MiB/);
+    expect(text).toMatch(/allocated at 0\.002 s/);
+    expect(text).toMatch(/freed at 0\.004 s/);
+    expect(text).toMatch(/attention_scores \(model\.py:88\)/);
+    expect(text).toMatch(/train_step \(train\.py:31\)/);
+
+    // Hover on a block of a layout.
+    const box = await tab.locator('figure.layout canvas').first().boundingBox();
+    const layoutText = await hoverAt(
+      tab,
+      box!.x + 3 + ((await tab.evaluate('window.scrollX')) as number),
+      box!.y + 5 + ((await tab.evaluate('window.scrollY')) as number),
+    );
+    expect(layoutText).toMatch(/segment 1 of \d+/);
+
+    // The events axis instead of seconds redraws every chart.
+    await tab.check('input[name="x-axis"][value="event"]');
+    const byEvent = (await tab.evaluate(FIGURES)) as Figures;
+    expect(byEvent.charts).toHaveLength(2);
+    expect(byEvent.timelines).toHaveLength(1);
+    expect(byEvent.timelines[0]!.inked).toBeGreaterThan(100);
+
+    expect(problems).toEqual([]);
+    expect(requests).toEqual([]);
+  });
+
   it('renders every chart and layout, with no network and no console errors', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'allot-lab-report-'));
     const allocators = ['best-fit', 'buddy', 'caching', 'caching-expandable'];
@@ -91,30 +210,8 @@ describe.skipIf(!hasChromium)('the HTML report in headless Chromium', () => {
     expect(status).toBe(0);
     const page = join(dir, 'lab-report', 'index.html');
 
-    const context = await chromium.launchPersistentContext(
-      mkdtempSync(join(tmpdir(), 'chromium-')),
-      {
-        executablePath,
-        headless: true,
-        args: ARGS,
-        viewport: { width: 1280, height: 900 },
-      },
-    );
-    try {
-      const tab = await context.newPage();
-      const problems: string[] = [];
-      const requests: string[] = [];
-      tab.on('console', (message) => {
-        if (message.type() === 'error' || message.type() === 'warning')
-          problems.push(`${message.type()}: ${message.text()}`);
-      });
-      tab.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
-      tab.on('request', (request) => {
-        if (!request.url().startsWith('file:')) requests.push(request.url());
-      });
-      await tab.goto(pathToFileURL(page).href);
-      await tab.waitForSelector('body[data-rendered="true"]', { timeout: 15_000 });
-
+    {
+      const { tab, problems, requests } = await open(context, page);
       const figures = (await tab.evaluate(FIGURES)) as Figures;
       expect(problems).toEqual([]);
       expect(requests).toEqual([]);
@@ -129,8 +226,9 @@ describe.skipIf(!hasChromium)('the HTML report in headless Chromium', () => {
       // Axis labels are drawn on the canvas by uPlot; titles and legends are in the page.
       expect(figures.titles).toContain('Memory over time: live vs reserved');
       expect(figures.legend).toContain('caching-expandable reserved');
-    } finally {
-      await context.close();
+      // The built-in workloads have no times: an active-memory timeline each, on events.
+      expect(figures.timelines).toHaveLength(2);
+      await tab.close();
     }
   });
 });

@@ -1,8 +1,20 @@
 /**
  * The script of the HTML report, run in the browser after uPlot's IIFE build: it reads the data
- * block (`<script type="application/json" id="lab-data">`) and draws, per workload, memory over time
- * and fragmentation over time (uPlot line charts), then the layout at peak of every allocator on a
- * canvas of its own: segments laid end to end in rows, in the spirit of PyTorch's memory_viz.
+ * block (`<script type="application/json" id="lab-data">`) and draws, per workload:
+ *
+ * ```
+ *  memory over time        uPlot: live, PyTorch's recorded reserved, each row's reserved
+ *  fragmentation over time uPlot: each row's external fragmentation
+ *  active-memory timeline  canvas: the largest allocations stacked in allocation order over the
+ *                          rest (one band), as in PyTorch's memory_viz; hover for size, times,
+ *                          stream and stack frames
+ *  layout at peak          canvas per row, every row to one scale (bytes per pixel); hover on blocks
+ * ```
+ *
+ * The x axis is seconds since the first event when the trace has times, or events (a toggle at the
+ * top redraws every chart). Byte axes tick at powers of two (1, 2, 4, 8 GiB), time axes at 1, 2, 5.
+ * Rows whose results are identical to an earlier row's are drawn dashed and named `(= other)`.
+ * `window.labReport.timelines[w].locate(id)` gives the page position of a drawn allocation (tests).
  *
  * Kept as plain ES2017 in a string: it is inlined into the page as is, with no bundling step.
  */
@@ -12,56 +24,362 @@ export const CLIENT_SCRIPT = `
   var data = JSON.parse(document.getElementById('lab-data').textContent);
   var COLORS = ['#4e79a7', '#f28e2b', '#59a14f', '#e15759', '#b07aa1', '#76b7b2', '#edc948',
     '#9c755f', '#ff9da7', '#bab0ac'];
-  var LIVE = '#1f4e79', FREE = '#e4e7eb', MIXED = '#8fb0d0', EDGE = '#222';
+  var BANDS = ['#4e79a7', '#f28e2b', '#59a14f', '#e15759', '#b07aa1', '#76b7b2', '#edc948',
+    '#9c755f', '#ff9da7', '#86bcb6', '#a0cbe8', '#ffbe7d', '#8cd17d', '#f1ce63', '#d4a6c8'];
+  var LIVE = '#1f4e79', FREE = '#e4e7eb', MIXED = '#8fb0d0', EDGE = '#222', REST = '#cfd3d8';
+  var tooltip = document.getElementById('lab-tooltip');
+  var axisMode = 'time';
+  window.labReport = { timelines: [] };
 
+  var UNITS = ['B', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB'];
   function bytes(v) {
     if (v == null) return '';
-    var units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
     var a = Math.abs(v), u = 0;
-    while (a >= 1024 && u < units.length - 1) { a /= 1024; u++; }
-    return (v < 0 ? '-' : '') + (u === 0 ? a.toFixed(0) : a.toFixed(a >= 100 ? 0 : a >= 10 ? 1 : 2)) + ' ' + units[u];
+    while (a >= 1024 && u < UNITS.length - 1) { a /= 1024; u++; }
+    return (v < 0 ? '-' : '') + (u === 0 ? a.toFixed(0) : a.toFixed(a >= 100 ? 0 : a >= 10 ? 1 : 2)) + ' ' + UNITS[u];
+  }
+  /** A tick: no trailing zeros (4 GiB, 512 MiB, 1.5 GiB). */
+  function tickBytes(v) {
+    if (v === 0) return '0';
+    var a = Math.abs(v), u = 0;
+    while (a >= 1024 && u < UNITS.length - 1) { a /= 1024; u++; }
+    return (v < 0 ? '-' : '') + (+a.toFixed(2)) + ' ' + UNITS[u];
   }
   function percent(v) { return v == null ? '' : (v * 100).toFixed(0) + ' %'; }
   function count(v) { return v == null ? '' : Math.round(v).toLocaleString('en-US'); }
+  function secs(v) { return v == null ? '' : (+v.toPrecision(6)) + ' s'; }
+  /** Powers of two: byte axes tick at round binary values. */
+  var BINARY = [];
+  for (var k = 0; k < 56; k++) BINARY.push(Math.pow(2, k));
+  var DECIMAL = [];
+  for (var e = -6; e < 16; e++) [1, 2, 5].forEach(function (m) { DECIMAL.push(+(m * Math.pow(10, e)).toPrecision(1)); });
+  var PERCENT_INCRS = [0.05, 0.1, 0.2, 0.25, 0.5, 1];
 
   function chartWidth(el) { return Math.max(480, Math.min(1200, el.clientWidth || 900)); }
+  function useTime(workload) { return axisMode === 'time' && !!workload.explain && !!workload.explain.gridSeconds; }
+  function xLabel(workload) {
+    return useTime(workload) ? 'time (s since the first event)' : 'event (allocations and frees, in trace order)';
+  }
+  function xFormat(workload) { return useTime(workload) ? secs : count; }
 
-  function lineChart(el, title, x, lines, yLabel, yFormat, yRange) {
-    var series = [{ label: 'event' }];
-    var columns = [x];
+  function showTooltip(html, ev) {
+    tooltip.innerHTML = html;
+    tooltip.style.display = 'block';
+    var x = ev.pageX + 14, y = ev.pageY + 14;
+    var w = tooltip.offsetWidth;
+    if (x + w > window.scrollX + document.documentElement.clientWidth - 8) x = ev.pageX - w - 14;
+    tooltip.style.left = x + 'px';
+    tooltip.style.top = y + 'px';
+  }
+  function hideTooltip() { tooltip.style.display = 'none'; }
+  function esc(text) {
+    return String(text).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+  }
+
+  /** Memory and fragmentation hold their value between samples: steps, not slopes. */
+  var stepped = uPlot.paths.stepped({ align: 1 });
+
+  /** Tables of [x, ...ys] joined on x, for series sampled at different points. */
+  function lineChart(el, title, workload, tables, lines, yLabel, yFormat, yTicks, yIncrs, yRange) {
+    var joined = tables.length === 1 ? tables[0] : uPlot.join(tables);
+    var series = [{ label: useTime(workload) ? 'time' : 'event', value: function (u, v) { return xFormat(workload)(v); } }];
     lines.forEach(function (line) {
-      series.push({ label: line.label, stroke: line.color, width: line.width || 1.5,
-        dash: line.dash, value: function (u, v) { return yFormat(v); } });
-      columns.push(line.values);
+      series.push({ label: line.label, stroke: line.color, width: line.width || 1.5, dash: line.dash,
+        spanGaps: true, paths: stepped, value: function (u, v) { return yFormat(v); } });
     });
     var opts = {
       title: title,
       width: chartWidth(el),
       height: 300,
-      scales: { x: { time: false }, y: yRange ? { range: yRange } : {} },
+      scales: { x: { time: false }, y: { range: yRange || function (u, min, max) { return [0, max > 0 ? max * 1.05 : 1]; } } },
       axes: [
-        { label: 'event (allocations and frees, in trace order)', values: function (u, vals) { return vals.map(count); } },
-        { label: yLabel, size: 80, values: function (u, vals) { return vals.map(yFormat); } }
+        { label: xLabel(workload), incrs: useTime(workload) ? DECIMAL : undefined,
+          values: function (u, vals) { return vals.map(xFormat(workload)); } },
+        { label: yLabel, size: 80, incrs: yIncrs, values: function (u, vals) { return vals.map(yTicks); } }
       ],
       series: series,
       legend: { show: true },
       cursor: { drag: { x: true, y: false } }
     };
-    return new uPlot(opts, columns, el);
+    el.innerHTML = '';
+    return new uPlot(opts, joined, el);
   }
 
-  function drawLayout(canvas, view, rows) {
-    var width = canvas.width, rowHeight = 14, gap = 4;
+  function rowX(workload, r) {
+    var row = workload.rows[r];
+    return useTime(workload) ? workload.explain.rowSeconds[r] : row.series.event;
+  }
+  function gridX(workload) {
+    return useTime(workload) ? workload.explain.gridSeconds : workload.explain.gridEvents;
+  }
+  function rowName(row) { return row.sameAs ? row.allocator + ' (= ' + row.sameAs + ')' : row.allocator; }
+
+  function drawMemory(section, workload) {
+    var tables = [], lines = [];
+    var ex = workload.explain;
+    if (ex) {
+      var t = [gridX(workload), ex.liveBytes];
+      lines.push({ label: 'live (requested bytes, peak per interval)', color: '#000', width: 2.5 });
+      if (ex.recordedReserved) {
+        t.push(ex.recordedReserved);
+        lines.push({ label: 'PyTorch reserved (recorded)', color: '#d62728', width: 2.5, dash: [8, 4] });
+      }
+      tables.push(t);
+    }
+    workload.rows.forEach(function (row, r) {
+      tables.push([rowX(workload, r), row.series.reservedBytes]);
+      lines.push({ label: rowName(row) + ' reserved', color: COLORS[r % COLORS.length],
+        dash: row.sameAs ? [3, 5] : undefined, width: row.sameAs ? 2.5 : 1.5 });
+    });
+    lineChart(section.querySelector('.chart-memory'), 'Memory over time: live vs reserved', workload,
+      tables, lines, 'memory (bytes, binary units)', bytes, tickBytes, BINARY);
+  }
+
+  function drawFragmentation(section, workload) {
+    var tables = [], lines = [];
+    workload.rows.forEach(function (row, r) {
+      tables.push([rowX(workload, r), row.series.externalFragmentation]);
+      lines.push({ label: rowName(row), color: COLORS[r % COLORS.length],
+        dash: row.sameAs ? [3, 5] : undefined, width: row.sameAs ? 2.5 : 1.5 });
+    });
+    lineChart(section.querySelector('.chart-fragmentation'),
+      'External fragmentation over time (1 − largest free / total free)', workload, tables, lines,
+      'external fragmentation (%)', percent, percent, PERCENT_INCRS, [0, 1]);
+  }
+
+  /** Ticks of [min, max] from increments: the smallest increment leaving at least minGap px. */
+  function ticks(min, max, pixels, minGap, incrs) {
+    var span = max - min, incr = incrs[incrs.length - 1];
+    for (var i = 0; i < incrs.length; i++) {
+      if (span / incrs[i] * minGap <= pixels) { incr = incrs[i]; break; }
+    }
+    var out = [];
+    for (var v = Math.ceil(min / incr) * incr; v <= max + incr * 1e-9; v += incr) out.push(+v.toPrecision(12));
+    return out;
+  }
+
+  function drawTimeline(section, workload, w) {
+    var ex = workload.explain;
+    var holder = section.querySelector('.timeline');
+    if (!ex || !holder) return;
+    holder.innerHTML = '';
+    var canvas = document.createElement('canvas');
+    var dpr = window.devicePixelRatio || 1;
+    var width = chartWidth(holder), height = 340;
+    canvas.width = width * dpr; canvas.height = height * dpr;
+    canvas.style.width = width + 'px'; canvas.style.height = height + 'px';
+    canvas.setAttribute('aria-label', 'active memory timeline of ' + workload.id);
+    holder.appendChild(canvas);
+    var ctx = canvas.getContext('2d');
+    ctx.scale(dpr, dpr);
+    var left = 84, right = 12, top = 10, bottom = 44;
+    var plotW = width - left - right, plotH = height - top - bottom;
+    var xs = gridX(workload), n = xs.length;
+    var tl = ex.timeline;
+    // Stack: the rest at the bottom, then each drawn allocation in allocation order.
+    var base = tl.rest.slice();
+    var bottoms = tl.allocations.map(function (a) {
+      var b = [];
+      for (var j = a.from; j < a.to; j++) { b.push(base[j]); base[j] += a.size; }
+      return b;
+    });
+    var ymax = 0;
+    for (var j = 0; j < n; j++) if (base[j] > ymax) ymax = base[j];
+    if (ymax <= 0) ymax = 1;
+    ymax *= 1.05;
+    var x0 = xs[0], x1 = xs[n - 1] > x0 ? xs[n - 1] : x0 + 1;
+    function px(x) { return left + (x - x0) / (x1 - x0) * plotW; }
+    function py(y) { return top + plotH - y / ymax * plotH; }
+    function xAt(j) { return px(xs[Math.min(j, n - 1)]); }
+    var hovered = -1;
+
+    function polygon(bottom, from, to, heightOf) {
+      ctx.beginPath();
+      for (var j = from; j < to; j++) {
+        var yTop = py(bottom[j - from] + heightOf(j));
+        if (j === from) ctx.moveTo(xAt(j), yTop); else ctx.lineTo(xAt(j), yTop);
+        ctx.lineTo(Math.max(xAt(j + 1), xAt(j) + 1), yTop);
+      }
+      for (var k = to - 1; k >= from; k--) {
+        var yBottom = py(bottom[k - from]);
+        ctx.lineTo(Math.max(xAt(k + 1), xAt(k) + 1), yBottom);
+        ctx.lineTo(xAt(k), yBottom);
+      }
+      ctx.closePath();
+    }
+
+    function draw() {
+      ctx.clearRect(0, 0, width, height);
+      ctx.fillStyle = '#fff';
+      ctx.fillRect(0, 0, width, height);
+      var zeros = [];
+      for (var j = 0; j < n; j++) zeros.push(0);
+      ctx.fillStyle = REST;
+      polygon(zeros, 0, n, function (j) { return tl.rest[j]; });
+      ctx.fill();
+      tl.allocations.forEach(function (a, i) {
+        ctx.fillStyle = BANDS[i % BANDS.length];
+        polygon(bottoms[i], a.from, a.to, function () { return a.size; });
+        ctx.fill();
+        if (i === hovered) { ctx.strokeStyle = '#000'; ctx.lineWidth = 2; ctx.stroke(); }
+      });
+      // Axes with round ticks and units.
+      ctx.strokeStyle = '#888'; ctx.lineWidth = 1;
+      ctx.beginPath(); ctx.moveTo(left, top); ctx.lineTo(left, top + plotH); ctx.lineTo(left + plotW, top + plotH); ctx.stroke();
+      ctx.fillStyle = '#333'; ctx.font = '12px system-ui, sans-serif';
+      ctx.textAlign = 'right'; ctx.textBaseline = 'middle';
+      ticks(0, ymax, plotH, 40, BINARY).forEach(function (v) {
+        ctx.fillText(tickBytes(v), left - 6, py(v));
+        ctx.strokeStyle = '#eee'; ctx.beginPath(); ctx.moveTo(left + 1, py(v)); ctx.lineTo(left + plotW, py(v)); ctx.stroke();
+      });
+      ctx.textAlign = 'center'; ctx.textBaseline = 'top';
+      var xIncrs = useTime(workload) ? DECIMAL : DECIMAL.filter(function (v) { return v >= 1; });
+      ticks(x0, x1, plotW, 90, xIncrs).forEach(function (v) {
+        ctx.fillText(xFormat(workload)(v), px(v), top + plotH + 6);
+      });
+      ctx.fillText(xLabel(workload), left + plotW / 2, top + plotH + 24);
+      ctx.save(); ctx.translate(14, top + plotH / 2); ctx.rotate(-Math.PI / 2);
+      ctx.fillText('live memory (bytes, binary units)', 0, 0); ctx.restore();
+    }
+
+    function gridIndex(x) {
+      var lo = 0, hi = n - 1;
+      while (lo < hi) { var mid = (lo + hi + 1) >> 1; if (xAt(mid) <= x) lo = mid; else hi = mid - 1; }
+      return lo;
+    }
+    function at(seconds, event) {
+      return seconds != null ? secs(seconds) + ' (event ' + count(event) + ')' : 'event ' + count(event);
+    }
+    function describe(a) {
+      var lines = ['<b>' + esc(bytes(a.size)) + '</b> (' + count(a.size) + ' B), block ' + a.id,
+        'allocated at ' + at(a.allocSeconds, a.allocEvent),
+        a.freeEvent >= 0 ? 'freed at ' + at(a.freeSeconds, a.freeEvent) : 'still live at the end',
+        'stream ' + a.stream];
+      if (a.frames && a.frames.length) {
+        lines.push('<span class="frames">' + a.frames.map(esc).join('<br>') + '</span>');
+      } else {
+        lines.push('<i>no stack frames recorded</i>');
+      }
+      return lines.join('<br>');
+    }
+    function hit(mx, my) {
+      if (mx < left || mx > left + plotW || my < top || my > top + plotH) return null;
+      var j = gridIndex(mx);
+      var y = (top + plotH - my) / plotH * ymax;
+      if (y < tl.rest[j]) return { rest: true, j: j };
+      for (var i = 0; i < tl.allocations.length; i++) {
+        var a = tl.allocations[i];
+        if (j < a.from || j >= a.to) continue;
+        var b = bottoms[i][j - a.from];
+        if (y >= b && y < b + a.size) return { index: i };
+      }
+      return null;
+    }
+    canvas.addEventListener('mousemove', function (ev) {
+      var rect = canvas.getBoundingClientRect();
+      var found = hit(ev.clientX - rect.left, ev.clientY - rect.top);
+      var next = found && found.index !== undefined ? found.index : -1;
+      if (next !== hovered) { hovered = next; draw(); }
+      if (!found) { hideTooltip(); return; }
+      if (found.rest) {
+        showTooltip('<b>' + esc(bytes(tl.rest[found.j])) + '</b> live in allocations not drawn one by one (' +
+          count(tl.total - tl.allocations.length) + ' of ' + count(tl.total) + ' allocations)', ev);
+      } else {
+        showTooltip(describe(tl.allocations[found.index]), ev);
+      }
+    });
+    canvas.addEventListener('mouseleave', function () { hovered = -1; draw(); hideTooltip(); });
+    draw();
+    window.labReport.timelines[w] = {
+      canvas: canvas,
+      /** Page coordinates of the middle of drawn allocation \`id\`, or null. */
+      locate: function (id) {
+        for (var i = 0; i < tl.allocations.length; i++) {
+          var a = tl.allocations[i];
+          if (a.id !== id) continue;
+          var j = a.from + Math.floor((a.to - a.from) / 2);
+          var rect = canvas.getBoundingClientRect();
+          var x = (xAt(j) + Math.max(xAt(j + 1), xAt(j) + 1)) / 2;
+          var y = py(bottoms[i][j - a.from] + a.size / 2);
+          return { x: rect.left + window.scrollX + x, y: rect.top + window.scrollY + y };
+        }
+        return null;
+      }
+    };
+  }
+
+  function drawLayouts(section, workload) {
+    var layouts = section.querySelector('.layouts');
+    layouts.innerHTML = '';
+    var width = chartWidth(layouts) - 2, rowHeight = 14, gap = 4, maxRows = 10;
+    var largest = 0;
+    workload.rows.forEach(function (row) { largest = Math.max(largest, row.layoutAtPeak.totalBytes); });
+    // One scale for every row: the largest fills maxRows rows of the width.
+    var perPixel = largest > 0 ? largest / (width * maxRows) : 1;
+    var scale = section.querySelector('.layout-scale');
+    if (scale) scale.textContent = 'Every allocator to one scale: 1 pixel = ' + bytes(perPixel) +
+      ', one row = ' + bytes(perPixel * width) + '.';
+    workload.rows.forEach(function (row) {
+      var view = row.layoutAtPeak;
+      var rows = Math.max(1, Math.ceil(view.totalBytes / (perPixel * width)));
+      var figure = document.createElement('figure');
+      figure.className = 'layout';
+      var caption = document.createElement('figcaption');
+      caption.innerHTML = '<b></b> <span></span>';
+      caption.firstChild.textContent = rowName(row);
+      caption.lastChild.textContent = view.segments.length + (view.segments.length === 1 ? ' segment, ' : ' segments, ') +
+        bytes(view.totalBytes) + ' shown: ' + bytes(view.liveBytes) + ' live in ' + count(view.blocks) +
+        ' blocks, ' + bytes(view.freeBytes) + ' free; external fragmentation ' +
+        percent(row.externalFragmentationAtPeak);
+      var canvas = document.createElement('canvas');
+      canvas.width = width;
+      canvas.height = rows * (rowHeight + gap);
+      canvas.setAttribute('aria-label', 'layout at peak of ' + row.allocator);
+      figure.appendChild(caption);
+      figure.appendChild(canvas);
+      layouts.appendChild(figure);
+      drawLayout(canvas, view, rows, perPixel, rowHeight, gap);
+      canvas.addEventListener('mousemove', function (ev) {
+        var rect = canvas.getBoundingClientRect();
+        var x = ev.clientX - rect.left, r = Math.floor((ev.clientY - rect.top) / (rowHeight + gap));
+        var at = (r * width + x) * perPixel, position = 0;
+        for (var s = 0; s < view.segments.length; s++) {
+          var segment = view.segments[s];
+          if (at < position + segment.size) {
+            var offset = at - position, text = 'free';
+            var run = null;
+            for (var i = 0; i < segment.runs.length; i += 3) {
+              if (offset >= segment.runs[i] && offset < segment.runs[i] + segment.runs[i + 1]) {
+                run = segment.runs.slice(i, i + 3);
+                break;
+              }
+            }
+            if (run) text = (run[2] === 0 ? 'free' : run[2] === 1 ? 'live' : 'live and free blocks too small to draw apart') +
+              ': ' + bytes(run[1]) + ' at offset ' + bytes(run[0]);
+            showTooltip('<b>' + esc(row.allocator) + '</b>, segment ' + (s + 1) + ' of ' + view.segments.length +
+              ' (' + esc(bytes(segment.size)) + (segment.pool ? ', ' + esc(segment.pool) + ' pool' : '') +
+              ', address 0x' + segment.address.toString(16) + ')<br>' + esc(text), ev);
+            return;
+          }
+          position += segment.size;
+        }
+        hideTooltip();
+      });
+      canvas.addEventListener('mouseleave', hideTooltip);
+    });
+  }
+
+  function drawLayout(canvas, view, rows, perPixel, rowHeight, gap) {
+    var width = canvas.width;
     var ctx = canvas.getContext('2d');
     ctx.fillStyle = '#fff';
     ctx.fillRect(0, 0, canvas.width, canvas.height);
     if (!view.totalBytes) {
       ctx.fillStyle = '#666';
       ctx.font = '12px sans-serif';
-      ctx.fillText('nothing reserved at peak', 8, 16);
+      ctx.fillText('nothing reserved at peak', 8, 12);
       return;
     }
-    var perPixel = view.totalBytes / (width * rows);
     function span(start, size, color) {
       var from = start / perPixel, to = (start + size) / perPixel;
       if (to - from < 1) to = from + 1;
@@ -93,41 +411,27 @@ export const CLIENT_SCRIPT = `
     });
   }
 
+  function drawAll() {
+    window.labReport.timelines = [];
+    data.workloads.forEach(function (workload, w) {
+      var section = document.getElementById('workload-' + w);
+      if (!section || workload.rows.length === 0) return;
+      drawMemory(section, workload);
+      drawFragmentation(section, workload);
+      drawTimeline(section, workload, w);
+    });
+  }
+
   data.workloads.forEach(function (workload, w) {
     var section = document.getElementById('workload-' + w);
-    if (!section || workload.rows.length === 0) return;
-    var x = workload.rows[0].series.event;
-    var live = workload.rows.reduce(function (a, b) { return b.failures < a.failures ? b : a; });
-    var memory = [{ label: 'live (requested bytes, peak per interval)', color: '#000', width: 2.5, values: live.series.liveBytes }];
-    var frag = [];
-    workload.rows.forEach(function (row, r) {
-      var color = COLORS[r % COLORS.length];
-      memory.push({ label: row.allocator + ' reserved', color: color, values: row.series.reservedBytes });
-      frag.push({ label: row.allocator, color: color, values: row.series.externalFragmentation });
-    });
-    lineChart(section.querySelector('.chart-memory'), 'Memory over time: live vs reserved', x, memory, 'bytes', bytes);
-    lineChart(section.querySelector('.chart-fragmentation'), 'External fragmentation over time (1 − largest free / total free)', x, frag, 'external fragmentation', percent, [0, 1]);
-    var layouts = section.querySelector('.layouts');
-    workload.rows.forEach(function (row, r) {
-      var figure = document.createElement('figure');
-      figure.className = 'layout';
-      var caption = document.createElement('figcaption');
-      var view = row.layoutAtPeak;
-      caption.innerHTML = '<b></b> <span></span>';
-      caption.firstChild.textContent = row.allocator;
-      caption.lastChild.textContent = view.segments.length + (view.segments.length === 1 ? ' segment, ' : ' segments, ') +
-        bytes(view.totalBytes) + ' shown: ' + bytes(view.liveBytes) + ' live in ' + count(view.blocks) +
-        ' blocks, ' + bytes(view.freeBytes) + ' free; external fragmentation ' +
-        percent(row.externalFragmentationAtPeak);
-      var canvas = document.createElement('canvas');
-      var rows = 10;
-      canvas.width = chartWidth(layouts) - 2;
-      canvas.height = rows * 18;
-      canvas.setAttribute('aria-label', 'layout at peak of ' + row.allocator);
-      figure.appendChild(caption);
-      figure.appendChild(canvas);
-      layouts.appendChild(figure);
-      drawLayout(canvas, view, rows);
+    if (section && workload.rows.length > 0) drawLayouts(section, workload);
+  });
+  drawAll();
+  Array.prototype.forEach.call(document.querySelectorAll('input[name="x-axis"]'), function (input) {
+    input.addEventListener('change', function () {
+      if (!input.checked) return;
+      axisMode = input.value;
+      drawAll();
     });
   });
   document.body.setAttribute('data-rendered', 'true');

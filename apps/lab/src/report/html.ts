@@ -5,7 +5,8 @@
  *
  * ```
  *  <style> uPlot.min.css + ours </style>
- *  tables (static HTML, readable without JavaScript)
+ *  per workload: the diagnosis (explain.ts), the table, the table of allocations live at the peak
+ *  (static HTML, readable without JavaScript), and places for the charts
  *  <script type="application/json" id="lab-data"> results, series downsampled </script>
  *  <script> uPlot.iife.min.js </script> <script> client script </script>
  * ```
@@ -17,6 +18,7 @@ import { TABLE_HEADER, tableRows } from '../tables';
 import { formatBytes, formatCount } from '../units';
 import { budgetLines } from '../workloads';
 import { CLIENT_SCRIPT } from './client-script';
+import type { Explanation } from './explain';
 
 let assets: { script: string; style: string } | null = null;
 
@@ -50,12 +52,59 @@ function round(values: readonly number[], digits: number): number[] {
   return values.map((v) => Math.round(v * scale) / scale);
 }
 
+/**
+ * For each row, the earlier row whose results are the same (peak reserved, failures, fragmentation
+ * and the whole reserved series), or null: the report marks such rows instead of drawing one line
+ * hidden under another.
+ */
+export function identicalRows(workload: WorkloadResult): (string | null)[] {
+  const seen = new Map<string, string>();
+  return workload.rows.map((row) => {
+    const key = JSON.stringify([
+      row.peakReservedBytes,
+      row.failures,
+      row.externalFragmentationAtPeak,
+      row.series.reservedBytes,
+      row.series.externalFragmentation,
+    ]);
+    const first = seen.get(key);
+    if (first !== undefined) return first;
+    seen.set(key, row.allocator);
+    return null;
+  });
+}
+
+function explainData(explain: Explanation | undefined): unknown {
+  if (!explain) return undefined;
+  const { timeline } = explain;
+  return {
+    gridEvents: explain.gridEvents,
+    ...(explain.gridSeconds ? { gridSeconds: round(explain.gridSeconds, 6) } : {}),
+    liveBytes: round(explain.liveBytes, 0),
+    ...(explain.recordedReserved ? { recordedReserved: round(explain.recordedReserved, 0) } : {}),
+    ...(explain.rowSeconds
+      ? { rowSeconds: explain.rowSeconds.map((values) => round(values, 6)) }
+      : {}),
+    timeline: {
+      total: timeline.total,
+      rest: round(timeline.rest, 0),
+      allocations: timeline.allocations.map((a) => ({
+        ...a,
+        ...(a.allocSeconds !== undefined ? { allocSeconds: round([a.allocSeconds], 6)[0] } : {}),
+        ...(a.freeSeconds !== undefined ? { freeSeconds: round([a.freeSeconds], 6)[0] } : {}),
+      })),
+    },
+  };
+}
+
 /** What the page's script needs: series and layouts, numbers rounded to keep the file small. */
 function pageData(results: LabResults): unknown {
   return {
     workloads: results.workloads.map((workload) => ({
       id: workload.id,
-      rows: workload.rows.map((row) => ({
+      explain: explainData(workload.explain),
+      rows: workload.rows.map((row, r) => ({
+        sameAs: identicalRows(workload)[r],
         allocator: row.allocator,
         failures: row.failures,
         externalFragmentationAtPeak: row.externalFragmentationAtPeak,
@@ -74,16 +123,74 @@ function pageData(results: LabResults): unknown {
 function table(workload: WorkloadResult): string {
   const head = TABLE_HEADER;
   const rows = tableRows(workload);
+  const same = identicalRows(workload);
   const best = Math.min(...workload.rows.filter((r) => r.failures === 0).map((r) => r.ratio));
   const body = rows
     .map((cells, r) => {
       const row = workload.rows[r];
       const cls =
         row && row.failures > 0 ? ' class="failed"' : row?.ratio === best ? ' class="best"' : '';
-      return `<tr${cls}>${cells.map((c, i) => (i === 0 ? `<th>${escapeHtml(c)}</th>` : `<td>${escapeHtml(c)}</td>`)).join('')}</tr>`;
+      const mark =
+        same[r] != null
+          ? ` <span class="same" title="identical results: its lines lie under ${escapeHtml(same[r]!)}'s, drawn dashed">= ${escapeHtml(same[r]!)}</span>`
+          : '';
+      return `<tr${cls}>${cells.map((c, i) => (i === 0 ? `<th>${escapeHtml(c)}${mark}</th>` : `<td>${escapeHtml(c)}</td>`)).join('')}</tr>`;
     })
     .join('\n');
   return `<table><thead><tr>${head.map((h) => `<th>${h}</th>`).join('')}</tr></thead><tbody>${body}</tbody></table>`;
+}
+
+function seconds(value: number | undefined): string {
+  return value === undefined ? '' : `${value.toFixed(value < 10 ? 3 : 2)} s`;
+}
+
+/** The diagnosis: the action first, then the split of reserved (a bar), the peak, the advice. */
+function diagnosisHtml(explain: Explanation): string {
+  const d = explain.diagnosis;
+  const part = (bytes: number, cls: string, label: string) =>
+    d.reservedBytes > 0 && bytes > 0
+      ? `<span class="${cls}" style="width:${((bytes / d.reservedBytes) * 100).toFixed(2)}%" title="${escapeHtml(`${label}: ${formatBytes(bytes)}`)}">${bytes / d.reservedBytes >= 0.08 ? escapeHtml(`${label} ${formatBytes(bytes)}`) : ''}</span>`
+      : '';
+  const bar =
+    d.reservedBytes > 0
+      ? `<div class="split-bar" aria-label="reserved memory at the peak">${part(d.liveBytes, 'live', 'live')}${part(d.fragmentedBytes, 'fragmented', 'fragmented')}${part(d.cachedBytes, 'cached', 'cached')}</div>`
+      : '';
+  return `<div class="diagnosis">
+<p class="action"><b>Action:</b> ${escapeHtml(d.action)}</p>
+${bar}
+<ul>
+<li>${escapeHtml(d.split)}</li>
+<li>${escapeHtml(d.peak)}</li>
+${d.advice !== undefined ? `<li class="advice">${escapeHtml(d.advice)}</li>` : ''}
+</ul>
+</div>`;
+}
+
+/** The largest allocations live at the peak. */
+function peakTable(explain: Explanation): string {
+  const { peak } = explain;
+  if (peak.largest.length === 0) return '';
+  const timed = peak.seconds !== undefined;
+  const rows = peak.largest
+    .map((a, i) => {
+      const lifetime =
+        a.allocSeconds !== undefined && a.freeSeconds !== undefined
+          ? seconds(a.freeSeconds - a.allocSeconds)
+          : a.freeEvent < 0
+            ? 'to the end'
+            : `${formatCount(a.freeEvent - a.allocEvent)} events`;
+      const allocated = timed ? seconds(a.allocSeconds) : `event ${formatCount(a.allocEvent)}`;
+      const freed =
+        a.freeEvent < 0
+          ? 'still live'
+          : timed
+            ? seconds(a.freeSeconds)
+            : `event ${formatCount(a.freeEvent)}`;
+      const frame = a.frames?.[0] ?? '';
+      return `<tr><td>${i + 1}</td><td>${escapeHtml(formatBytes(a.size))}</td><td>${escapeHtml(allocated)}</td><td>${escapeHtml(freed)}</td><td>${escapeHtml(lifetime)}</td><td>${a.stream}</td><td class="frame">${escapeHtml(frame)}</td></tr>`;
+    })
+    .join('\n');
+  return `<table class="peak-table"><thead><tr><th>#</th><th>size</th><th>allocated</th><th>freed</th><th>lifetime</th><th>stream</th><th>innermost frame</th></tr></thead><tbody>${rows}</tbody></table>`;
 }
 
 const STYLE = `
@@ -103,6 +210,18 @@ canvas { display: block; border: 1px solid #ccc; }
 .legend-swatch { display: inline-block; width: 12px; height: 12px; vertical-align: -2px; margin: 0 4px 0 12px; border: 1px solid #999; }
 .targets td.met { color: #1a7f37; } .targets td.missed { color: #b42318; font-weight: 600; }
 code { background: #f3f3f3; padding: 1px 4px; border-radius: 3px; }
+.diagnosis { background: #f6f8fa; border: 1px solid #d0d7de; border-radius: 6px; padding: 8px 14px; margin: 10px 0; }
+.diagnosis ul { margin: 6px 0; padding-left: 20px; } .diagnosis li { margin: 3px 0; }
+.diagnosis .action { font-size: 15px; margin: 4px 0 8px; } .diagnosis .advice { font-weight: 500; }
+.split-bar { display: flex; height: 22px; border: 1px solid #999; font-size: 12px; line-height: 22px; color: #fff; overflow: hidden; }
+.split-bar span { white-space: nowrap; overflow: hidden; padding-left: 4px; }
+.split-bar .live { background: #1f4e79; } .split-bar .fragmented { background: #c0392b; } .split-bar .cached { background: #95a5a6; }
+span.same { font-size: 11px; color: #8a4b00; background: #fff3d6; border: 1px solid #e8c77a; border-radius: 3px; padding: 0 4px; margin-left: 6px; }
+table.peak-table td { text-align: right; } table.peak-table td.frame { text-align: left; font-family: ui-monospace, monospace; font-size: 12px; }
+.axis-toggle { margin: 8px 0; font-size: 13px; } .axis-toggle label { margin-right: 12px; }
+#lab-tooltip { position: absolute; display: none; z-index: 10; max-width: 640px; background: #fff; border: 1px solid #888; border-radius: 4px; box-shadow: 0 2px 8px rgba(0,0,0,.2); padding: 6px 9px; font-size: 12px; pointer-events: none; }
+#lab-tooltip .frames { font-family: ui-monospace, monospace; font-size: 11px; color: #333; }
+.timeline canvas { border: 1px solid #ccc; }
 `;
 
 /** The report page. */
@@ -113,17 +232,28 @@ export function renderReport(results: LabResults): string {
       const budget = workload.budget
         ? `<p class="small">Budget: ${escapeHtml(budgetLines(workload.budget, workload.peakLiveBytes))}</p>`
         : '';
+      const explain = workload.explain;
+      const timeline = explain
+        ? `<h3>Active memory timeline</h3>
+<p class="small muted">Live allocations stacked in allocation order, as in PyTorch's memory_viz: the ${formatCount(explain.timeline.allocations.length)} largest of ${formatCount(explain.timeline.total)} allocations drawn one by one, the others summed in the grey band at the bottom. Hover on an allocation for its size, times, stream and stack frames.</p>
+<div class="timeline"></div>
+<h3>At the peak: the largest live allocations</h3>
+<p class="small muted">Live bytes peaked at ${escapeHtml(formatBytes(explain.peak.liveBytes))} at ${explain.peak.seconds !== undefined ? escapeHtml(seconds(explain.peak.seconds)) : `event ${formatCount(explain.peak.event)}`}. Times are seconds since the first event.</p>
+${peakTable(explain)}`
+        : '';
       return `<section id="workload-${w}">
 <h2>${escapeHtml(workload.title)}</h2>
 <p class="muted">${escapeHtml(workload.description)}. ${formatCount(workload.events)} events, peak ${formatCount(workload.peakLiveBlocks)} live blocks, ${escapeHtml(formatBytes(workload.peakLiveBytes))} peak live.</p>
+${explain ? diagnosisHtml(explain) : ''}
 ${budget}
 ${table(workload)}
 <h3>Memory over time</h3>
 <div class="chart chart-memory"></div>
 <h3>Fragmentation over time</h3>
 <div class="chart chart-fragmentation"></div>
+${timeline}
 <h3>Layout at peak live bytes</h3>
-<p class="small muted">Each allocator's segments laid end to end, left to right and row after row; a dark bar marks the start of a segment.
+<p class="small muted">Each allocator's segments laid end to end, left to right and row after row; a dark bar marks the start of a segment. <span class="layout-scale"></span> Hover on a block for its segment and size.
 <span class="legend-swatch" style="background:#1f4e79"></span>live
 <span class="legend-swatch" style="background:#e4e7eb"></span>free
 <span class="legend-swatch" style="background:#8fb0d0"></span>live and free blocks too small to draw apart.
@@ -141,6 +271,10 @@ Ranges are shown up to their high-water mark at that moment.</p>
               `<tr><th>${escapeHtml(t.name)}</th><td>${escapeHtml(t.display)}</td><td>${escapeHtml(t.goal)}</td><td class="${t.met ? 'met' : 'missed'}">${t.met ? 'met' : 'missed'}</td></tr>`,
           )
           .join('')}</tbody></table>`;
+  const timed = results.workloads.some((workload) => workload.explain?.gridSeconds !== undefined);
+  const axisToggle = timed
+    ? '<div class="axis-toggle">x axis: <label><input type="radio" name="x-axis" value="time" checked> time (seconds)</label><label><input type="radio" name="x-axis" value="event"> events</label> <span class="muted small">(traces without times use events)</span></div>'
+    : '';
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -153,9 +287,11 @@ Ranges are shown up to their high-water mark at that moment.</p>
 <body>
 <h1>allot lab report</h1>
 <p class="muted small"><code>${escapeHtml(results.command)}</code> · ${escapeHtml(results.createdAt)} · Node ${escapeHtml(results.node)} on ${escapeHtml(results.platform)}${results.capacity !== null ? ` · capacity ${escapeHtml(formatBytes(results.capacity))}` : ''}</p>
+${axisToggle}
 <p class="small">Peak reserved is the high-water mark for ranges (first, best and good fit, buddy, slab + best fit: the capacity a range must offer) and the bytes held from the memory source for the caching pools. Ratio = peak reserved / peak live. External fragmentation = 1 − largest free block / total free bytes, at the event of peak live bytes. Highlighted: the lowest ratio without failures; red: rows with failed allocations.</p>
 ${sections}
 ${targets}
+<div id="lab-tooltip" role="tooltip"></div>
 <script type="application/json" id="lab-data">${scriptJson(pageData(results))}</script>
 <script>${script}</script>
 <script>${CLIENT_SCRIPT}</script>

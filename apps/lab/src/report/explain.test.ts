@@ -1,0 +1,153 @@
+import { readFileSync } from 'node:fs';
+import { parseTorchSnapshot, unpickle } from '@allot/workloads';
+import { describe, expect, it } from 'vitest';
+import { SCORES_BLOCK, SCORES_FRAMES, snapshotWithFrames } from '../../test/snapshot-with-frames';
+import { findRow } from '../registry';
+import { runWorkloads } from '../run';
+import { tune } from '../tune';
+import { GRID_POINTS, splitReserved } from './explain';
+import { peakState, torchSnapshotOf, writeExports } from './exports';
+import { identicalRows, renderReport } from './html';
+
+const MiB = 2 ** 20;
+
+function fixture() {
+  const [trace] = parseTorchSnapshot(snapshotWithFrames(), { name: 'frames.json' });
+  return trace!;
+}
+
+function workload(withTuning: boolean) {
+  const trace = fixture();
+  const rows = [findRow('best-fit')!, findRow('caching')!, findRow('caching-tuned')!];
+  const [result] = runWorkloads(
+    [
+      {
+        id: 'frames',
+        title: 'frames',
+        description: 'a snapshot with frames',
+        trace,
+        recordedRow: 'caching',
+        ...(withTuning ? { tuning: tune(trace) } : {}),
+      },
+    ],
+    rows,
+    null,
+  );
+  return { trace, result: result! };
+}
+
+describe('explainWorkload', () => {
+  const { trace, result } = workload(true);
+  const explain = result.explain!;
+
+  it('puts every event on a time axis in seconds and PyTorch’s reserved line beside it', () => {
+    expect(explain.gridEvents.length).toBeLessThanOrEqual(GRID_POINTS + 1);
+    expect(explain.gridSeconds![0]).toBe(0);
+    // Entries are 1 ms apart: the first event (alloc x) is entry 1, the last (free x) entry 16.
+    expect(explain.gridSeconds!.at(-1)).toBeCloseTo(0.015, 9);
+    expect(Math.max(...explain.recordedReserved!)).toBe(66 * MiB);
+    expect(explain.rowSeconds).toHaveLength(3);
+  });
+
+  it('draws the known allocation with its frames, and finds the peak and its sizes', () => {
+    const scores = explain.timeline.allocations.find((a) => a.id === SCORES_BLOCK)!;
+    expect(scores.size).toBe(32 * MiB);
+    expect(scores.frames![0]).toBe('attention_scores (model.py:88)');
+    expect(scores.frames).toHaveLength(SCORES_FRAMES.length);
+    expect(scores.allocSeconds).toBeCloseTo(0.002, 9);
+    expect(scores.freeSeconds).toBeCloseTo(0.004, 9);
+    expect(explain.peak.liveBytes).toBe(56 * MiB);
+    expect(explain.peak.largest.map((a) => a.size)).toEqual([32 * MiB, 16 * MiB, 8 * MiB]);
+    expect(explain.peak.seconds).toBeCloseTo(0.002, 9);
+    expect(trace.frames!.get(SCORES_BLOCK)).toEqual(SCORES_FRAMES);
+  });
+
+  it('says in plain words where reserved memory went, what caused the peak, and what to do', () => {
+    const d = explain.diagnosis;
+    expect(d.row).toBe('caching');
+    expect(d.liveBytes + d.fragmentedBytes + d.cachedBytes).toBe(d.reservedBytes);
+    expect(d.split).toMatch(/free but fragmented/);
+    expect(d.split).toMatch(/cached and reusable/);
+    expect(d.peak).toMatch(
+      /Live bytes peaked at 56\.0 MiB at 0\.002 s \(event \d+\), when a 32\.0 MiB/,
+    );
+    expect(d.peak).toMatch(/PyTorch's reserved bytes reached their peak of 66\.0 MiB/);
+    expect(d.advice).toMatch(/PYTORCH_CUDA_ALLOC_CONF/);
+    expect(d.advice).toMatch(/assumed: state yours with --memory/);
+    expect(d.action.length).toBeGreaterThan(10);
+  });
+
+  it('marks rows with identical results', () => {
+    // caching-tuned keeps the defaults here: the same figures as caching.
+    expect(identicalRows(result)).toEqual([null, null, 'caching']);
+    const html = renderReport({
+      tool: 'allot-lab',
+      version: 1,
+      command: 'allot-lab replay frames.json',
+      createdAt: '2025-01-01T00:00:00.000Z',
+      node: 'v20',
+      platform: 'test',
+      seed: null,
+      capacity: null,
+      workloads: [result],
+      targets: [],
+      failures: 0,
+    });
+    expect(html).toContain('<span class="same"');
+    expect(html).toContain('class="diagnosis"');
+    expect(html).toContain('class="peak-table"');
+    expect(html).toContain('attention_scores (model.py:88)');
+    expect(html).toContain('name="x-axis" value="time"');
+    expect(html).toContain('class="timeline"');
+  });
+});
+
+describe('splitReserved', () => {
+  it('counts free bytes in segments with live blocks as fragmented, free segments as cached', () => {
+    const split = splitReserved({
+      segments: [
+        { address: 0, size: 100, runs: [0, 40, 1, 40, 60, 0] },
+        { address: 100, size: 50, runs: [0, 50, 0] },
+      ],
+      totalBytes: 150,
+      liveBytes: 40,
+      freeBytes: 110,
+      blocks: 3,
+    });
+    expect(split).toEqual({ reserved: 150, live: 40, fragmented: 60, cached: 50 });
+  });
+});
+
+describe('exports', () => {
+  it('writes a memory_viz pickle our reader reads back, at the peak, and a VMA dump', () => {
+    const trace = fixture();
+    const peak = peakState(trace, findRow('caching')!, null);
+    const snapshot = torchSnapshotOf(peak);
+    const live = snapshot.segments.flatMap((s) => s.blocks).filter((b) => b.state !== 'inactive');
+    expect(live.map((b) => b.requested_size).sort((a, b) => a - b)).toEqual([
+      8 * MiB,
+      16 * MiB,
+      32 * MiB,
+    ]);
+    const alloc = snapshot.device_traces[0]!.find((e) => e.size === 32 * MiB)!;
+    expect(alloc.frames).toEqual(SCORES_FRAMES);
+
+    const dir = `${process.env.TMPDIR ?? '/tmp'}/allot-lab-exports-${process.pid}`;
+    const paths = writeExports(
+      [{ id: 'frames.json', trace, rows: [findRow('caching')!] }],
+      ['memory-viz', 'vma'],
+      dir,
+      null,
+    );
+    expect(paths.map((p) => p.slice(dir.length))).toEqual([
+      '/exports/frames.json.caching.pickle',
+      '/exports/frames.json.caching.vma.json',
+    ]);
+    const [back] = parseTorchSnapshot(unpickle(readFileSync(paths[0]!)), { name: 'back' });
+    expect(back!.meta.torchReservedAtStartBytes).toBe(
+      snapshot.segments.reduce((a, s) => a + s.total_size, 0),
+    );
+    const vma = JSON.parse(readFileSync(paths[1]!, 'utf8'));
+    expect(vma.Total.AllocationCount).toBe(3);
+  });
+});

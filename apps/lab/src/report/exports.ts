@@ -1,0 +1,191 @@
+/**
+ * `--export`: each allocator row's state at the peak of live bytes, in files other tools open.
+ *
+ * ```
+ *  replay the row to the event of peak live bytes, one event at a time, noting each block's address
+ *  memory-viz  DIR/exports/<trace>.<row>.pickle    PyTorch snapshot: segments and blocks at the peak,
+ *                                                   and the trace up to it (alloc, free_requested,
+ *                                                   free_completed at the row's own addresses, with
+ *                                                   the recording's times and frames): drop it on
+ *                                                   https://pytorch.org/memory_viz
+ *  vma         DIR/exports/<trace>.<row>.vma.json  VMA JSON dump of the same layout (GpuMemDumpVis)
+ * ```
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Layout } from '@allot/core';
+import {
+  DEFAULT_ALLOCATOR_SETTINGS,
+  pickleTuple,
+  type TorchBlock,
+  type TorchSegment,
+  type TorchSnapshot,
+  type TorchTraceEntry,
+  toTorchSnapshotPickle,
+  toVmaDump,
+} from '@allot/stats';
+import { EventKind, type Trace } from '@allot/workloads';
+import { peakEventIndex } from '../measure';
+import type { ExportFormat } from '../options';
+import type { DeviceModel } from '../pool-instance';
+import { type LabRow, profileOf } from '../registry';
+import { compileReplayLoop } from '../replay-loop';
+import { beginReplay } from '../row-instance';
+
+/** Most trace entries written per snapshot, the latest kept (as PyTorch's `max_entries`). */
+export const MAX_EXPORT_ENTRIES = 100_000;
+
+/** A row's layout at the peak and the snapshot trace that led to it. */
+export interface PeakState {
+  readonly layout: Layout;
+  readonly entries: TorchTraceEntry[];
+  /** Requested bytes of each live block, by address. */
+  readonly requested: ReadonlyMap<number, number>;
+  readonly allocatorSettings?: string;
+}
+
+/** Replays `row` on `trace` up to the event of peak live bytes (see the module comment). */
+export function peakState(
+  trace: Trace,
+  row: LabRow,
+  capacity: number | null,
+  device?: DeviceModel,
+): PeakState {
+  const loop = compileReplayLoop();
+  const instance = row.create(trace, profileOf(trace), capacity, device);
+  const state = beginReplay(instance, trace);
+  const peakAt = peakEventIndex(trace);
+  const addressOf = Float64Array.from(state.addresses);
+  const entries: TorchTraceEntry[] = [];
+  const timeOf = (i: number) => (trace.time ? Math.round(trace.time[i]!) : i);
+  for (let i = state.position; i <= peakAt; i++) {
+    loop(trace, instance.target, state, i + 1);
+    const block = trace.id[i]!;
+    const size = trace.size[i]!;
+    if (trace.kind[i] === EventKind.Alloc) {
+      const address = state.addresses[block]!;
+      addressOf[block] = address;
+      if (address < 0) continue; // failed: nothing to show
+      const frames = trace.frames?.get(block);
+      entries.push({
+        action: 'alloc',
+        addr: address,
+        size,
+        stream: trace.stream ? trace.stream[i]! : 0,
+        time_us: timeOf(i),
+        ...(frames ? { frames } : {}),
+      });
+    } else {
+      const address = addressOf[block]!;
+      if (address < 0) continue;
+      const entry = { addr: address, size, stream: 0, time_us: timeOf(i) };
+      entries.push({ action: 'free_requested', ...entry }, { action: 'free_completed', ...entry });
+    }
+  }
+  const requestedOf = new Float64Array(trace.allocCount);
+  for (let i = 0; i <= peakAt; i++) {
+    if (trace.kind[i] === EventKind.Alloc) requestedOf[trace.id[i]!] = trace.size[i]!;
+  }
+  const requested = new Map<number, number>();
+  for (let block = 0; block < trace.allocCount; block++) {
+    const address = state.addresses[block]!;
+    if (address >= 0) requested.set(address, requestedOf[block]!);
+  }
+  const layout = instance.layout(state);
+  instance.reset();
+  return {
+    layout,
+    entries: entries.slice(-MAX_EXPORT_ENTRIES),
+    requested,
+    ...(instance.config !== undefined ? { allocatorSettings: instance.config } : {}),
+  };
+}
+
+/** The PyTorch snapshot dictionary of a peak state. */
+export function torchSnapshotOf(peak: PeakState): TorchSnapshot {
+  const segments: TorchSegment[] = peak.layout.segments.map((segment) => {
+    let allocated = 0;
+    let requestedBytes = 0;
+    const blocks: TorchBlock[] = segment.blocks.map((block) => {
+      const requested = block.free
+        ? 0
+        : (block.requestedSize ?? peak.requested.get(block.address) ?? block.size);
+      if (!block.free) {
+        allocated += block.size;
+        requestedBytes += requested;
+      }
+      return {
+        address: block.address,
+        size: block.size,
+        requested_size: requested,
+        state: block.free ? 'inactive' : 'active_allocated',
+        frames: [],
+      };
+    });
+    return {
+      device: 0,
+      address: segment.address,
+      total_size: segment.size,
+      allocated_size: allocated,
+      active_size: allocated,
+      requested_size: requestedBytes,
+      stream: 0,
+      segment_type: segment.pool !== undefined && /small/i.test(segment.pool) ? 'small' : 'large',
+      segment_pool_id: pickleTuple(0, 0),
+      is_expandable: false,
+      frames: [],
+      blocks,
+    };
+  });
+  return {
+    segments,
+    device_traces: [peak.entries],
+    allocator_settings: {
+      ...DEFAULT_ALLOCATOR_SETTINGS,
+      PYTORCH_CUDA_ALLOC_CONF: peak.allocatorSettings ?? '',
+    },
+    external_annotations: [],
+  };
+}
+
+/** A name safe in a file name. */
+function slug(text: string): string {
+  return text.replace(/[^A-Za-z0-9._+-]+/g, '_').replace(/^_+|_+$/g, '') || 'trace';
+}
+
+/** One workload to export: its trace and every row it ran. */
+export interface ExportInput {
+  readonly id: string;
+  readonly trace: Trace;
+  readonly rows: readonly LabRow[];
+}
+
+/** Writes the `formats` of every row of every input under `folder/exports`; returns the paths. */
+export function writeExports(
+  inputs: readonly ExportInput[],
+  formats: readonly ExportFormat[],
+  folder: string,
+  capacity: number | null,
+  device?: DeviceModel,
+): string[] {
+  if (formats.length === 0) return [];
+  const out = join(folder, 'exports');
+  mkdirSync(out, { recursive: true });
+  const paths: string[] = [];
+  for (const input of inputs) {
+    for (const row of input.rows) {
+      const peak = peakState(input.trace, row, capacity, device);
+      const base = join(out, `${slug(input.id)}.${slug(row.name)}`);
+      if (formats.includes('memory-viz')) {
+        writeFileSync(`${base}.pickle`, toTorchSnapshotPickle(torchSnapshotOf(peak)));
+        paths.push(`${base}.pickle`);
+      }
+      if (formats.includes('vma')) {
+        const dump = toVmaDump(peak.layout, { gpu: `allot ${row.name}` });
+        writeFileSync(`${base}.vma.json`, `${JSON.stringify(dump, null, 1)}\n`);
+        paths.push(`${base}.vma.json`);
+      }
+    }
+  }
+  return paths;
+}
