@@ -18,7 +18,10 @@ import { formatBytes, formatCount, formatPercent, formatRatio } from '../units';
 
 /** Points of the common grid (the event of peak live bytes is added). */
 export const GRID_POINTS = 480;
-/** Allocations the timeline draws one by one; the rest are summed into one band. */
+/**
+ * Allocations the timeline draws one by one (half the largest, half the most bytes × time); the rest
+ * are summed into one band.
+ */
 export const TIMELINE_ALLOCATIONS = 100;
 /** Rows of the table of allocations live at the peak. */
 export const PEAK_TABLE_ROWS = 12;
@@ -241,10 +244,18 @@ export function explainWorkload(
     const to = freeEvent[block]! < 0 ? grid.length : gridIndexAtOrAfter(grid, freeEvent[block]!);
     if (from < to) visible.push({ block, from, to });
   }
-  visible.sort(
-    (a, b) => size[allocEvent[b.block]!]! - size[allocEvent[a.block]!]! || a.block - b.block,
-  );
-  const drawn = visible.slice(0, TIMELINE_ALLOCATIONS).sort((a, b) => a.block - b.block);
+  // Half the largest (the peak is often a few big, short-lived blocks), half the most memory over
+  // time (size × grid points live), so the band of the rest stays thin.
+  const bytesOf = (v: { block: number }) => size[allocEvent[v.block]!]!;
+  const chosen = new Set<(typeof visible)[number]>();
+  visible.sort((a, b) => bytesOf(b) - bytesOf(a) || a.block - b.block);
+  for (const v of visible.slice(0, TIMELINE_ALLOCATIONS / 2)) chosen.add(v);
+  const area = (v: (typeof visible)[number]) => bytesOf(v) * (v.to - v.from);
+  for (const v of [...visible].sort((a, b) => area(b) - area(a) || a.block - b.block)) {
+    if (chosen.size >= TIMELINE_ALLOCATIONS) break;
+    chosen.add(v);
+  }
+  const drawn = [...chosen].sort((a, b) => a.block - b.block);
   const drawnLive = new Float64Array(grid.length);
   for (const { block, from, to } of drawn) {
     const bytes = size[allocEvent[block]!]!;
@@ -362,11 +373,11 @@ function diagnose(
   const rounding = Math.max(0, split.live - peak.liveBytes);
   const splitText = reference
     ? `At the peak of live bytes, ${reference.allocator} held ${formatBytes(split.reserved)}: ` +
-      `${formatBytes(split.live)} live${share(split.live)}` +
-      (rounding > 0 ? ` (${formatBytes(rounding)} of it rounding above the requests)` : '') +
-      `, ${formatBytes(split.fragmented)} free but fragmented${share(split.fragmented)} ` +
-      '(free blocks in segments that also hold live blocks: only a request that fits a gap can use them, and empty_cache() cannot release them), ' +
-      `and ${formatBytes(split.cached)} cached and reusable${share(split.cached)} (whole free segments). ` +
+      `${formatBytes(split.live)}${share(split.live)} live` +
+      (rounding > 0 ? `, ${formatBytes(rounding)} of it rounding above the requests` : '') +
+      `; ${formatBytes(split.fragmented)}${share(split.fragmented)} free but fragmented, ` +
+      'in segments that also hold live blocks, so only a request that fits a gap can use it and empty_cache() cannot release it; ' +
+      `and ${formatBytes(split.cached)}${share(split.cached)} cached and reusable, in whole free segments. ` +
       `Its peak reserved was ${formatBytes(reference.peakReservedBytes)}, ${formatRatio(reference.ratio)} the peak live bytes.` +
       (options.recordedPeakReservedBytes !== undefined
         ? ` PyTorch recorded a peak of ${formatBytes(options.recordedPeakReservedBytes)} reserved, ` +

@@ -186,7 +186,7 @@ function peakTable(explain: Explanation): string {
           : timed
             ? seconds(a.freeSeconds)
             : `event ${formatCount(a.freeEvent)}`;
-      const frame = a.frames?.[0] ?? '';
+      const frame = a.frames?.[0] ?? '–';
       return `<tr><td>${i + 1}</td><td>${escapeHtml(formatBytes(a.size))}</td><td>${escapeHtml(allocated)}</td><td>${escapeHtml(freed)}</td><td>${escapeHtml(lifetime)}</td><td>${a.stream}</td><td class="frame">${escapeHtml(frame)}</td></tr>`;
     })
     .join('\n');
@@ -235,7 +235,7 @@ export function renderReport(results: LabResults): string {
       const explain = workload.explain;
       const timeline = explain
         ? `<h3>Active memory timeline</h3>
-<p class="small muted">Live allocations stacked in allocation order, as in PyTorch's memory_viz: the ${formatCount(explain.timeline.allocations.length)} largest of ${formatCount(explain.timeline.total)} allocations drawn one by one, the others summed in the grey band at the bottom. Hover on an allocation for its size, times, stream and stack frames.</p>
+<p class="small muted">Live allocations stacked in allocation order, as in PyTorch's memory_viz: ${formatCount(explain.timeline.allocations.length)} of ${formatCount(explain.timeline.total)} allocations drawn one by one (the largest, and those that held the most bytes for the longest), the others summed in the grey band at the bottom. Hover on an allocation for its size, times, stream and stack frames.</p>
 <div class="timeline"></div>
 <h3>At the peak: the largest live allocations</h3>
 <p class="small muted">Live bytes peaked at ${escapeHtml(formatBytes(explain.peak.liveBytes))} at ${explain.peak.seconds !== undefined ? escapeHtml(seconds(explain.peak.seconds)) : `event ${formatCount(explain.peak.event)}`}. Times are seconds since the first event.</p>
