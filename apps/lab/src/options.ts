@@ -273,8 +273,8 @@ Options
   --seed N           seed of the built-in workloads (default 1)
   --quick            smaller built-in workloads (fewer steps, requests and operations)
   --quiet            no progress output
-  --max-input SIZE   the input limit of each trace file (default 256MiB): the most bytes read, and
-                     the most after gunzip; the event limit (10 M events) and the limits on JSON
+  --max-input SIZE   the input limit of each trace file (default 128MiB): the most bytes read, and
+                     the most after gunzip; the event limit (2 M events) and the limits on JSON
                      values and pickled containers scale with it. A file past a limit exits 2
   --debug            on a failure, print its stack trace too
   -V, --version      print the version
@@ -306,7 +306,7 @@ Exit status
   3  a bug in allot-lab (run again with --debug for the stack)
 
 Limits (per trace file; --max-input raises them together)
-  256 MiB read, and 256 MiB after gunzip; 10 M events per trace; 4 M JSON objects and arrays;
-  pickles: nesting 1,000 deep, 8 M containers, 32 M values held, 256 M values after memo
-  expansion, integers of 1 KiB. Within them the lab stays under about 1.5 GB of memory
+  128 MiB read, and 128 MiB after gunzip; 2 M events per trace; 2 M JSON objects and arrays;
+  pickles: nesting 1,000 deep, 4 M containers, 24 M values held, 192 M values after memo
+  expansion, integers of 1 KiB. Within them reading stays under about 1.5 GB of memory
 `;

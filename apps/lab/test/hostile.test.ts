@@ -12,7 +12,10 @@ import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-const CLI = join(dirname(fileURLToPath(import.meta.url)), '..', 'dist', 'cli.js');
+/** The built CLI; `ALLOT_LAB_CLI` names another build of it (a bundle, an installed copy). */
+const CLI =
+  process.env.ALLOT_LAB_CLI ??
+  join(dirname(fileURLToPath(import.meta.url)), '..', 'dist', 'cli.js');
 /** The issue's bounds for any input: 60 s and 1.5 GB. Cases stay far below them. */
 const TIME_LIMIT_MS = 60_000;
 const MEMORY_LIMIT_MB = 1536;
@@ -177,7 +180,7 @@ function cases(): Case[] {
     {
       name: '1 GiB of zeros gzipped, read as malloc',
       args: replay('zeros2.gz', zeroBomb, '--format', 'malloc'),
-      says: /at most 256 MiB of data after decompression/,
+      says: /at most 128 MiB of data after decompression/,
       memoryMb: 700,
     },
     {
@@ -189,7 +192,7 @@ function cases(): Case[] {
     {
       name: 'valid lines past the event limit',
       args: replay('lines2.gz', allocLines, '--max-input', '40MiB'),
-      says: /at most 1,562,500 events \(the event limit\)/,
+      says: /at most 625,000 events \(the event limit\)/,
       memoryMb: SMALL_MEMORY_MB,
     },
     { name: 'gzip inside gzip', args: replay('double.gz', gzipOf(lsGz)), says: /double\.gz/ },

@@ -136,10 +136,11 @@ const INITIAL_CAPACITY = 1024;
 
 /**
  * Most events a {@link TraceBuilder} takes unless told otherwise. A trace costs about 25 bytes per
- * event while it is built, so 10 million events hold about 250 MB: a bound that keeps a replay of
- * hostile input within a small multiple of its size. Raise it for larger real traces.
+ * event while it is built, and a reader keyed by pointers several hundred more while it reads (an
+ * RMM log of 3 M live allocations takes 1 GB), so 2 M events keep reading hostile input within
+ * 1.5 GB. PyTorch records 100,000 entries per device by default. Raise it for larger real traces.
  */
-export const DEFAULT_MAX_EVENTS = 10_000_000;
+export const DEFAULT_MAX_EVENTS = 2_000_000;
 const NOT_LIVE = -1;
 
 /** Accumulates events and checks them; {@link TraceBuilder.build} returns a right-sized {@link Trace}. */

@@ -19,9 +19,9 @@ import { parseTorchSnapshot } from './torch-snapshot';
 /**
  * Most bytes of input a reader takes unless told otherwise: of a file, and of its content after
  * decompression. With {@link DEFAULT_MAX_EVENTS} it keeps reading a hostile file within about
- * 1 GB of memory; real traces are far smaller (the largest in `../shared/traces` is 30 MB unpacked).
+ * 1 GB of memory; real traces are smaller (the largest in `../shared/traces` is 38 MB unpacked).
  */
-export const DEFAULT_MAX_INPUT_BYTES = 256 * 1024 * 1024;
+export const DEFAULT_MAX_INPUT_BYTES = 128 * 1024 * 1024;
 
 /** How much of a file's start decides its format (and, when nothing matches, fails fast). */
 const DETECT_BYTES = 1024 * 1024;
