@@ -131,6 +131,23 @@ describe('exports', () => {
     ]);
     const alloc = snapshot.device_traces[0]!.find((e) => e.size === 32 * MiB)!;
     expect(alloc.frames).toEqual(SCORES_FRAMES);
+    // memory_viz places each block after the one before: blocks tile their segment.
+    for (const segment of snapshot.segments) {
+      let address = segment.address;
+      for (const block of segment.blocks) {
+        expect(block.address).toBe(address);
+        address += block.size;
+      }
+      expect(address).toBe(segment.address + segment.total_size);
+    }
+    expect(live.find((b) => b.requested_size === 32 * MiB)!.frames).toEqual(SCORES_FRAMES);
+    // memory_viz's segment view finds a segment for every block of the trace.
+    for (const entry of snapshot.device_traces[0]!) {
+      const owner = snapshot.segments.find(
+        (s) => entry.addr! >= s.address && entry.addr! < s.address + s.total_size,
+      );
+      expect(owner).toBeDefined();
+    }
 
     const dir = `${process.env.TMPDIR ?? '/tmp'}/allot-lab-exports-${process.pid}`;
     const paths = writeExports(

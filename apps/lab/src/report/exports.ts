@@ -7,7 +7,9 @@
  *                                                   and the trace up to it (alloc, free_requested,
  *                                                   free_completed at the row's own addresses, with
  *                                                   the recording's times and frames): drop it on
- *                                                   https://pytorch.org/memory_viz
+ *                                                   https://pytorch.org/memory_viz. Its blocks tile
+ *                                                   each segment (gaps become inactive blocks), as
+ *                                                   memory_viz places each after the one before
  *  vma         DIR/exports/<trace>.<row>.vma.json  VMA JSON dump of the same layout (GpuMemDumpVis)
  * ```
  */
@@ -24,7 +26,7 @@ import {
   toTorchSnapshotPickle,
   toVmaDump,
 } from '@allot/stats';
-import { EventKind, type Trace } from '@allot/workloads';
+import { EventKind, type StackFrame, type Trace } from '@allot/workloads';
 import { peakEventIndex } from '../measure';
 import type { ExportFormat } from '../options';
 import type { DeviceModel } from '../pool-instance';
@@ -41,6 +43,8 @@ export interface PeakState {
   readonly entries: TorchTraceEntry[];
   /** Requested bytes of each live block, by address. */
   readonly requested: ReadonlyMap<number, number>;
+  /** Stack frames of each live block, by address, when the trace has them. */
+  readonly frames: ReadonlyMap<number, readonly StackFrame[]>;
   readonly allocatorSettings?: string;
 }
 
@@ -87,9 +91,13 @@ export function peakState(
     if (trace.kind[i] === EventKind.Alloc) requestedOf[trace.id[i]!] = trace.size[i]!;
   }
   const requested = new Map<number, number>();
+  const frames = new Map<number, readonly StackFrame[]>();
   for (let block = 0; block < trace.allocCount; block++) {
     const address = state.addresses[block]!;
-    if (address >= 0) requested.set(address, requestedOf[block]!);
+    if (address < 0) continue;
+    requested.set(address, requestedOf[block]!);
+    const stack = trace.frames?.get(block);
+    if (stack) frames.set(address, stack);
   }
   const layout = instance.layout(state);
   instance.reset();
@@ -97,6 +105,7 @@ export function peakState(
     layout,
     entries: entries.slice(-MAX_EXPORT_ENTRIES),
     requested,
+    frames,
     ...(instance.config !== undefined ? { allocatorSettings: instance.config } : {}),
   };
 }
@@ -106,7 +115,14 @@ export function torchSnapshotOf(peak: PeakState): TorchSnapshot {
   const segments: TorchSegment[] = peak.layout.segments.map((segment) => {
     let allocated = 0;
     let requestedBytes = 0;
-    const blocks: TorchBlock[] = segment.blocks.map((block) => {
+    // memory_viz places each block at the end of the one before it: gaps become inactive blocks.
+    const blocks: TorchBlock[] = [];
+    const gap = (address: number, size: number) =>
+      blocks.push({ address, size, requested_size: 0, state: 'inactive', frames: [] });
+    let cursor = segment.address;
+    for (const block of segment.blocks) {
+      if (block.address > cursor) gap(cursor, block.address - cursor);
+      cursor = Math.max(cursor, block.address + block.size);
       const requested = block.free
         ? 0
         : (block.requestedSize ?? peak.requested.get(block.address) ?? block.size);
@@ -114,14 +130,16 @@ export function torchSnapshotOf(peak: PeakState): TorchSnapshot {
         allocated += block.size;
         requestedBytes += requested;
       }
-      return {
+      blocks.push({
         address: block.address,
         size: block.size,
         requested_size: requested,
         state: block.free ? 'inactive' : 'active_allocated',
-        frames: [],
-      };
-    });
+        frames: block.free ? [] : (peak.frames.get(block.address) ?? []),
+      });
+    }
+    if (cursor < segment.address + segment.size)
+      gap(cursor, segment.address + segment.size - cursor);
     return {
       device: 0,
       address: segment.address,
