@@ -100,22 +100,26 @@ function explainData(explain: Explanation | undefined): unknown {
 /** What the page's script needs: series and layouts, numbers rounded to keep the file small. */
 function pageData(results: LabResults): unknown {
   return {
-    workloads: results.workloads.map((workload) => ({
-      id: workload.id,
-      explain: explainData(workload.explain),
-      rows: workload.rows.map((row, r) => ({
-        sameAs: identicalRows(workload)[r],
-        allocator: row.allocator,
-        failures: row.failures,
-        externalFragmentationAtPeak: row.externalFragmentationAtPeak,
-        series: {
-          event: row.series.event,
-          liveBytes: round(row.series.liveBytes, 0),
-          reservedBytes: round(row.series.reservedBytes, 0),
-          externalFragmentation: round(row.series.externalFragmentation, 4),
-        },
-        layoutAtPeak: row.layoutAtPeak,
-      })),
+    workloads: results.workloads.map((workload) => workloadData(workload, identicalRows(workload))),
+  };
+}
+
+function workloadData(workload: WorkloadResult, same: readonly (string | null)[]): unknown {
+  return {
+    id: workload.id,
+    explain: explainData(workload.explain),
+    rows: workload.rows.map((row, r) => ({
+      sameAs: same[r],
+      allocator: row.allocator,
+      failures: row.failures,
+      externalFragmentationAtPeak: row.externalFragmentationAtPeak,
+      series: {
+        event: row.series.event,
+        liveBytes: round(row.series.liveBytes, 0),
+        reservedBytes: round(row.series.reservedBytes, 0),
+        externalFragmentation: round(row.series.externalFragmentation, 4),
+      },
+      layoutAtPeak: row.layoutAtPeak,
     })),
   };
 }
