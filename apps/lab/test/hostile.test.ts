@@ -589,6 +589,17 @@ function cases(): Case[] {
       says: /dict\.pickle/,
     },
     {
+      name: 'a memo filled by MEMOIZE',
+      args: replay(
+        'memoize.pickle',
+        pickle('\x80\x04N', '\x94'.repeat(2 << 20), '.'),
+        '--max-input',
+        '16MiB',
+      ),
+      says: /memoize\.pickle: byte offset \d+: expected at most 1,000,000 memo entries/,
+      memoryMb: SMALL_MEMORY_MB,
+    },
+    {
       name: 'a million Nones and no STOP',
       args: replay('nones.pickle', pickle('\x80\x02', 'N'.repeat(1 << 20))),
       says: /nones\.pickle: byte offset/,

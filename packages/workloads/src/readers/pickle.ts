@@ -351,6 +351,12 @@ export function unpickle(bytes: Uint8Array, options: UnpickleOptions = {}): Unpi
     }
     return decodeDecimal(text);
   };
+  /** Memo entries at most: each is a value the pickle made, so twice the containers is ample. */
+  const maxMemo = 2 * limits.maxContainers;
+  const memoPut = (index: number, value: UnpickledValue): void => {
+    if (memo.size >= maxMemo && !memo.has(index)) limit('memo entries', maxMemo);
+    memo.set(index, value);
+  };
   const memoGet = (index: number): UnpickledValue => {
     if (!memo.has(index)) fail('a memo index that was stored', `index ${index}`);
     return memo.get(index)!;
@@ -542,17 +548,17 @@ export function unpickle(bytes: Uint8Array, options: UnpickleOptions = {}): Unpi
       case Op.PUT: {
         const text = line().trim();
         if (!/^\d+$/.test(text)) fail('a decimal memo index', JSON.stringify(text));
-        memo.set(Number(text), top());
+        memoPut(Number(text), top());
         break;
       }
       case Op.BINPUT:
-        memo.set(u8(), top());
+        memoPut(u8(), top());
         break;
       case Op.LONG_BINPUT:
-        memo.set(u32(), top());
+        memoPut(u32(), top());
         break;
       case Op.MEMOIZE:
-        memo.set(memo.size, top());
+        memoPut(memo.size, top());
         break;
       case Op.GET: {
         const text = line().trim();
