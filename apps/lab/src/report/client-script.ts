@@ -80,6 +80,28 @@ export const CLIENT_SCRIPT = `
   var stepped = uPlot.paths.stepped({ align: 1 });
 
   /** Tables of [x, ...ys] joined on x, for series sampled at different points. */
+  /** x of the peak of live bytes on the current axis, or null. */
+  function peakX(workload) {
+    var ex = workload.explain;
+    if (!ex) return null;
+    var j = ex.gridEvents.indexOf(ex.peakEvent);
+    return j < 0 ? null : gridX(workload)[j];
+  }
+
+  /** A uPlot hook drawing a dashed vertical line at the peak of live bytes. */
+  function peakMarker(workload) {
+    var x = peakX(workload);
+    return function (u) {
+      if (x == null) return;
+      var px = u.valToPos(x, 'x', true);
+      var ctx = u.ctx;
+      ctx.save();
+      ctx.setLineDash([4, 3]); ctx.strokeStyle = '#b42318'; ctx.lineWidth = 1;
+      ctx.beginPath(); ctx.moveTo(px, u.bbox.top); ctx.lineTo(px, u.bbox.top + u.bbox.height); ctx.stroke();
+      ctx.restore();
+    };
+  }
+
   function lineChart(el, title, workload, tables, lines, yLabel, yFormat, yTicks, yIncrs, yRange) {
     var joined = tables.length === 1 ? tables[0] : uPlot.join(tables);
     var series = [{ label: useTime(workload) ? 'time' : 'event', value: function (u, v) { return xFormat(workload)(v); } }];
@@ -99,7 +121,8 @@ export const CLIENT_SCRIPT = `
       ],
       series: series,
       legend: { show: true },
-      cursor: { drag: { x: true, y: false } }
+      cursor: { drag: { x: true, y: false } },
+      hooks: { draw: [peakMarker(workload)] }
     };
     el.innerHTML = '';
     return new uPlot(opts, joined, el);
@@ -240,6 +263,15 @@ export const CLIENT_SCRIPT = `
       ctx.fillText(xLabel(workload), left + plotW / 2, top + plotH + 24);
       ctx.save(); ctx.translate(14, top + plotH / 2); ctx.rotate(-Math.PI / 2);
       ctx.fillText('live memory (bytes, binary units)', 0, 0); ctx.restore();
+      // The peak of live bytes (also marked on the line charts).
+      var peakAt = ex.gridEvents.indexOf(ex.peakEvent);
+      if (peakAt >= 0) {
+        var xp = xAt(peakAt);
+        ctx.save(); ctx.setLineDash([4, 3]); ctx.strokeStyle = '#b42318';
+        ctx.beginPath(); ctx.moveTo(xp, top); ctx.lineTo(xp, top + plotH); ctx.stroke(); ctx.restore();
+        ctx.fillStyle = '#b42318'; ctx.textAlign = xp > left + plotW - 120 ? 'right' : 'left'; ctx.textBaseline = 'top';
+        ctx.fillText(' peak ' + bytes(ex.liveBytes[peakAt]) + ' ', xp, top + 2);
+      }
     }
 
     function gridIndex(x) {

@@ -78,6 +78,7 @@ function explainData(explain: Explanation | undefined): unknown {
   if (!explain) return undefined;
   const { timeline } = explain;
   return {
+    peakEvent: explain.peak.event,
     gridEvents: explain.gridEvents,
     ...(explain.gridSeconds ? { gridSeconds: round(explain.gridSeconds, 6) } : {}),
     liveBytes: round(explain.liveBytes, 0),
