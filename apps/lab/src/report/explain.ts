@@ -68,6 +68,8 @@ export interface Advice {
   /** The device the search ran on, and where its figures came from. */
   readonly device: string;
   readonly settingsTried: number;
+  /** Set when most of the saving comes from the device figures (it shrinks without a limit). */
+  readonly deviceDependent?: string;
 }
 
 /** The diagnosis in plain words, one paragraph per topic. */
@@ -148,6 +150,11 @@ export function adviceOf(result: TuneResult): Advice {
     savingFraction: better ? result.savingFraction : 0,
     device: `${formatBytes(result.device.memory)} GPU, ${fraction} (${origin})`,
     settingsTried: result.tried.length,
+    ...(better && result.unlimitedSavingBytes < result.savingBytes / 2
+      ? {
+          deviceDependent: `this saving comes from the device figures: without a memory limit it is ${formatBytes(result.unlimitedSavingBytes)}`,
+        }
+      : {}),
   };
 }
 
@@ -418,10 +425,11 @@ function diagnose(
     adviceText =
       advice.config === ''
         ? `PyTorch's defaults are the best of ${advice.settingsTried} settings the tuner tried: keep PYTORCH_CUDA_ALLOC_CONF unset ` +
-          `(predicted peak reserved ${formatBytes(advice.defaultsPeakReservedBytes)}; ${advice.device}).`
+          `(predicted peak reserved ${formatBytes(advice.defaultsPeakReservedBytes)}). Device: ${advice.device}.`
         : `Recommended: PYTORCH_CUDA_ALLOC_CONF=${advice.config}, predicted peak reserved ${formatBytes(advice.peakReservedBytes)} ` +
           `instead of ${formatBytes(advice.defaultsPeakReservedBytes)} with the defaults, ${formatBytes(advice.savingBytes)} saved ` +
-          `(${formatPercent(advice.savingFraction)}), best of ${advice.settingsTried} settings tried on a ${advice.device}.`;
+          `(${formatPercent(advice.savingFraction)}), the best of ${advice.settingsTried} settings tried. Device: ${advice.device}` +
+          (advice.deviceDependent !== undefined ? `; ${advice.deviceDependent}.` : '.');
   }
 
   let action: string;
