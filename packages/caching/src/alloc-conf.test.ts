@@ -2,12 +2,11 @@ import { InvalidArgumentError } from '@allot/core';
 import { describe, expect, it } from 'vitest';
 import {
   ALLOC_CONF_PYTORCH_VERSION,
-  allocationSize,
   allocConfFromEnv,
   DEFAULT_SETTINGS,
   parseAllocConf,
-  roundSize,
 } from './alloc-conf';
+import { allocationSize, roundSize } from './size-policy';
 
 const MiB = 1024 * 1024;
 

@@ -14,17 +14,7 @@
  * unchanged.
  */
 import { InvalidArgumentError } from '@allot/core';
-import {
-  LARGE_BUFFER,
-  MIB,
-  MIN_BLOCK_SIZE,
-  MIN_LARGE_ALLOC,
-  ROUND_LARGE,
-  ROUNDUP_FIRST_LOG2,
-  ROUNDUP_INTERVALS,
-  SMALL_BUFFER,
-  SMALL_SIZE,
-} from './constants';
+import { LARGE_BUFFER, MIB, ROUNDUP_INTERVALS } from './constants';
 
 /** The resolved knobs. Sizes in bytes. */
 export interface AllocatorSettings {
@@ -451,47 +441,4 @@ export function allocConfFromEnv(
     : process.env,
 ): string {
   return env[ALLOC_CONF_ENV] ?? '';
-}
-
-/** Exact floor(log2(size)) for a positive safe integer. */
-function floorLog2(size: number): number {
-  let log = Math.floor(Math.log2(size));
-  while (2 ** log > size) log--;
-  while (2 ** (log + 1) <= size) log++;
-  return log;
-}
-
-/** Divisions that apply to `size` bytes. */
-export function divisionsFor(size: number, divisions: readonly number[]): number {
-  const log = floorLog2(size);
-  const index = log > ROUNDUP_FIRST_LOG2 ? log - ROUNDUP_FIRST_LOG2 : 0;
-  return divisions[Math.min(index, ROUNDUP_INTERVALS - 1)]!;
-}
-
-/** `size` rounded up to the next of `divisions` equal steps between two powers of two. */
-export function roundUpToDivision(size: number, divisions: number): number {
-  const floor = 2 ** floorLog2(size);
-  if (floor === size) return size;
-  const step = floor / divisions;
-  if (step < 1) return floor * 2;
-  const down = Math.floor(size / step) * step;
-  return down === size ? size : down + step;
-}
-
-/**
- * The block size a request of `size` bytes gets: at least 512 B; a multiple of 512 B, or, where
- * `roundup_power2_divisions` applies and `size` exceeds 512 B × divisions, the next division.
- */
-export function roundSize(size: number, divisions: readonly number[]): number {
-  if (size <= MIN_BLOCK_SIZE) return MIN_BLOCK_SIZE;
-  const d = divisionsFor(size, divisions);
-  if (d > 1 && size > MIN_BLOCK_SIZE * d) return roundUpToDivision(size, d);
-  return Math.ceil(size / MIN_BLOCK_SIZE) * MIN_BLOCK_SIZE;
-}
-
-/** Size of the segment a cache miss for a block of `size` bytes acquires. */
-export function allocationSize(size: number): number {
-  if (size <= SMALL_SIZE) return SMALL_BUFFER;
-  if (size < MIN_LARGE_ALLOC) return LARGE_BUFFER;
-  return Math.ceil(size / ROUND_LARGE) * ROUND_LARGE;
 }

@@ -3,6 +3,21 @@
  * of one segment are linked in address order by `prev`/`next`, which end at the segment's edges, so
  * a freed block finds the neighbours it may merge with in O(1) and "prev and next are both NIL"
  * means the block is a whole segment. Removed slots go on a spare list; the arrays double when full.
+ *
+ * ```
+ *  segment A: head ─► 4 ─► 0 ─► 7 ◄─ tail      segment B: head ─► 2 ◄─ tail
+ *             ┌──────┬──────┬──────┐                       ┌──────────────┐
+ *             │ live │ free │ live │                       │     free     │
+ *             └──────┴──────┴──────┘                       └──────────────┘
+ *  split: a block becomes two neighbours;  merge: a block absorbs a neighbour, whose slot is recycled
+ * ```
+ *
+ * Why not `@allot/blocks`' `BlockTable`: it links the blocks of one range with one head and tail,
+ * where the pool links many segments in one slot space (the free-block indices key blocks by slot
+ * across segments) and keeps more per block (segment, stream events, garbage-collection age, a
+ * pending-free state). The list operations are the same: every re-linking goes through
+ * {@link BlockStore.insertAfter}, {@link BlockStore.split}, {@link BlockStore.splitFront},
+ * {@link BlockStore.absorbNext} and {@link BlockStore.absorbPrevious}.
  */
 
 import { growFloat, growInt, NIL } from '@allot/blocks';
@@ -24,6 +39,16 @@ export const BlockState = {
 export type BlockState = (typeof BlockState)[keyof typeof BlockState];
 
 const INITIAL_SLOTS = 256;
+
+/** Where a segment's block list begins and ends (the segment itself). */
+export interface BlockChain {
+  /** Segment id stored in each block. */
+  readonly id: number;
+  /** Lowest-address block. */
+  head: number;
+  /** Highest-address block. */
+  tail: number;
+}
 
 export class BlockStore {
   /** First byte of each block. */
@@ -47,18 +72,106 @@ export class BlockStore {
   private spare = NIL;
   private used = 0;
 
-  /** A fresh slot (state Unused, fields stale: the caller sets them). */
-  take(): number {
-    const s = this.spare;
-    if (s !== NIL) {
-      this.spare = this.next[s]!;
-      return s;
-    }
-    if (this.used === this.state.length) this.grow();
-    return this.used++;
+  /** Makes `chain` one block `[address, address + size)` in `state`; returns its slot. */
+  first(chain: BlockChain, address: number, size: number, state: BlockState): number {
+    const slot = this.take();
+    this.place(chain, slot, address, size, state);
+    this.prev[slot] = NIL;
+    this.next[slot] = NIL;
+    chain.head = slot;
+    chain.tail = slot;
+    return slot;
   }
 
-  /** Recycles `slot`. */
+  /** Adds a block `[address, address + size)` right after `after` in `chain`; returns its slot. */
+  insertAfter(
+    chain: BlockChain,
+    after: number,
+    address: number,
+    size: number,
+    state: BlockState,
+  ): number {
+    const slot = this.take();
+    this.place(chain, slot, address, size, state);
+    const next = this.next[after]!;
+    this.prev[slot] = after;
+    this.next[slot] = next;
+    this.next[after] = slot;
+    if (next === NIL) chain.tail = slot;
+    else this.prev[next] = slot;
+    return slot;
+  }
+
+  /**
+   * Splits the first `size` bytes of block `slot` off into a new block in front of it, in `state`;
+   * `slot` keeps the rest (its address moves up). Returns the new block.
+   *
+   * On the hot path (a cache hit that splits): written out in full, without {@link take} and
+   * {@link place}, so that inlining it costs the caller as little of the compiler's budget as can be.
+   */
+  splitFront(chain: BlockChain, slot: number, size: number, state: BlockState): number {
+    let front = this.spare;
+    if (front !== NIL) this.spare = this.next[front]!;
+    else {
+      if (this.used === this.state.length) this.grow();
+      front = this.used++;
+    }
+    const address = this.address[slot]!;
+    const before = this.prev[slot]!;
+    this.address[front] = address;
+    this.size[front] = size;
+    this.segment[front] = chain.id;
+    this.events[front] = 0;
+    this.state[front] = state;
+    this.prev[front] = before;
+    this.next[front] = slot;
+    if (before === NIL) chain.head = front;
+    else this.next[before] = front;
+    this.prev[slot] = front;
+    this.address[slot] = address + size;
+    this.size[slot]! -= size;
+    return front;
+  }
+
+  /**
+   * Splits block `slot` after its first `size` bytes: the rest becomes a new block behind it, in
+   * `state`. Returns the new block.
+   */
+  split(chain: BlockChain, slot: number, size: number, state: BlockState): number {
+    const rest = this.size[slot]! - size;
+    this.size[slot] = size;
+    return this.insertAfter(chain, slot, this.address[slot]! + size, rest, state);
+  }
+
+  /** Block `slot` absorbs the block after it, whose slot is recycled. */
+  absorbNext(chain: BlockChain, slot: number): void {
+    const next = this.next[slot]!;
+    const after = this.next[next]!;
+    this.size[slot]! += this.size[next]!;
+    this.next[slot] = after;
+    if (after === NIL) chain.tail = slot;
+    else this.prev[after] = slot;
+    this.recycle(next);
+  }
+
+  /** Block `slot` absorbs the block before it (taking its address), whose slot is recycled. */
+  absorbPrevious(chain: BlockChain, slot: number): void {
+    const prev = this.prev[slot]!;
+    const before = this.prev[prev]!;
+    this.address[slot] = this.address[prev]!;
+    this.size[slot]! += this.size[prev]!;
+    this.prev[slot] = before;
+    if (before === NIL) chain.head = slot;
+    else this.next[before] = slot;
+    this.recycle(prev);
+  }
+
+  /** Whether `slot` is the only block of its segment. */
+  isWhole(slot: number): boolean {
+    return this.prev[slot] === NIL && this.next[slot] === NIL;
+  }
+
+  /** Recycles `slot` (the last block of a segment given back; merges recycle their own). */
   recycle(slot: number): void {
     this.state[slot] = BlockState.Unused;
     this.next[slot] = this.spare;
@@ -70,6 +183,32 @@ export class BlockStore {
     this.state.fill(BlockState.Unused, 0, this.used);
     this.spare = NIL;
     this.used = 0;
+  }
+
+  /** A fresh slot (state Unused, fields stale: the caller sets them). */
+  private take(): number {
+    const s = this.spare;
+    if (s !== NIL) {
+      this.spare = this.next[s]!;
+      return s;
+    }
+    if (this.used === this.state.length) this.grow();
+    return this.used++;
+  }
+
+  /** Fills the fields of a fresh block of `chain` (links aside). */
+  private place(
+    chain: BlockChain,
+    slot: number,
+    address: number,
+    size: number,
+    state: BlockState,
+  ): void {
+    this.address[slot] = address;
+    this.size[slot] = size;
+    this.segment[slot] = chain.id;
+    this.events[slot] = 0;
+    this.state[slot] = state;
   }
 
   private grow(): void {

@@ -3,11 +3,9 @@ export {
   ALLOC_CONF_PYTORCH_VERSION,
   type AllocatorBackend,
   type AllocatorSettings,
-  allocationSize,
   allocConfFromEnv,
   DEFAULT_SETTINGS,
   parseAllocConf,
-  roundSize,
 } from './alloc-conf';
 export {
   CachingPool,
@@ -28,6 +26,7 @@ export {
 export { countAllocConfKeys, formatAllocConf } from './format-alloc-conf';
 export { formatSize } from './oom-message';
 export { checkPoolState, type PoolStateBlock, type PoolStateSegment } from './pool-state';
+export { allocationSize, roundSize } from './size-policy';
 export {
   isStreamOrderedSource,
   type Stream,

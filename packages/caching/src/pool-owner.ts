@@ -5,13 +5,13 @@
  */
 import { OrderedIndex } from '@allot/blocks';
 import type { Region } from '@allot/core';
+import type { BlockChain } from './block-store';
 import type { PoolCounters } from './pool-counters';
 import { SparseIdIndex } from './sparse-index';
 import type { Stream } from './stream-source';
 
-/** A region from the source and where its blocks begin and end. */
-export interface Segment {
-  readonly id: number;
+/** A region from the source and where its blocks begin and end (`head`, `tail`). */
+export interface Segment extends BlockChain {
   readonly region: Region;
   readonly address: number;
   /** Bytes reserved (for an expandable segment, what has been grown so far). */
@@ -20,10 +20,6 @@ export interface Segment {
   readonly small: boolean;
   readonly stream: Stream;
   readonly expandable: boolean;
-  /** Lowest-address block. */
-  head: number;
-  /** Highest-address block. */
-  tail: number;
   /** Clock reading when the segment last became entirely free (time-based decay). */
   idleSince: number;
 }
