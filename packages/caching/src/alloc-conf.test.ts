@@ -63,6 +63,18 @@ describe('parseAllocConf', () => {
     );
     expect(allocConfFromEnv({})).toBe('');
   });
+
+  it("falls back to PyTorch's own variables, so ported settings apply unchanged", () => {
+    const torch = 'max_split_size_mb:128';
+    expect(allocConfFromEnv({ PYTORCH_CUDA_ALLOC_CONF: torch })).toBe(torch);
+    expect(allocConfFromEnv({ PYTORCH_ALLOC_CONF: torch, PYTORCH_CUDA_ALLOC_CONF: 'x' })).toBe(
+      torch,
+    );
+    expect(
+      allocConfFromEnv({ ALLOT_ALLOC_CONF: '', PYTORCH_CUDA_ALLOC_CONF: torch }),
+      'ALLOT_ALLOC_CONF, even empty, sets the pool apart',
+    ).toBe('');
+  });
 });
 
 describe('roundSize', () => {

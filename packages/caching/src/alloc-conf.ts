@@ -432,13 +432,25 @@ export function parseAllocConf(text: string): AllocatorSettings {
 }
 
 /**
- * The configuration string of an environment: `ALLOT_ALLOC_CONF`, or `''` when unset. Read when a
- * pool is created, never at import.
+ * PyTorch's own variables, read after {@link ALLOC_CONF_ENV}: `PYTORCH_ALLOC_CONF` (PyTorch 2.9 and
+ * later) then `PYTORCH_CUDA_ALLOC_CONF` (its older name, still honoured), so settings ported from a
+ * PyTorch job apply unchanged, and `ALLOT_ALLOC_CONF` can still set the pool apart.
+ */
+export const PYTORCH_ALLOC_CONF_ENVS = ['PYTORCH_ALLOC_CONF', 'PYTORCH_CUDA_ALLOC_CONF'] as const;
+
+/**
+ * The configuration string of an environment: `ALLOT_ALLOC_CONF`, else PyTorch's
+ * `PYTORCH_ALLOC_CONF`, else `PYTORCH_CUDA_ALLOC_CONF`, else `''`. Read when a pool is created,
+ * never at import.
  */
 export function allocConfFromEnv(
   env: Readonly<Record<string, string | undefined>> = typeof process === 'undefined'
     ? {}
     : process.env,
 ): string {
-  return env[ALLOC_CONF_ENV] ?? '';
+  for (const name of [ALLOC_CONF_ENV, ...PYTORCH_ALLOC_CONF_ENVS]) {
+    const value = env[name];
+    if (value !== undefined) return value;
+  }
+  return '';
 }

@@ -5,6 +5,7 @@ export {
   type AllocatorSettings,
   allocConfFromEnv,
   DEFAULT_SETTINGS,
+  PYTORCH_ALLOC_CONF_ENVS,
   parseAllocConf,
 } from './alloc-conf';
 export {
