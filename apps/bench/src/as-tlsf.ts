@@ -12,7 +12,7 @@
  * - `free(address)`: `heap.free(address)`;
  * - a fresh allocator is a fresh instance of the compiled module over a fresh memory.
  */
-import type { BenchAllocator } from './registry';
+import type { BenchAllocator } from './bench-allocator';
 
 /** Largest memory a wasm32 instance can have: 65,536 pages of 64 KiB, minus one page of headroom. */
 export const AS_TLSF_MAX_CAPACITY = 2 ** 32 - 2 ** 16;

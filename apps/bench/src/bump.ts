@@ -3,7 +3,7 @@
  * the alignment and moves it; `free` does nothing, so memory is never reused and its capacity
  * figure is the sum of every request (what "no allocator at all" costs in memory).
  */
-import type { BenchAllocator } from './registry';
+import type { BenchAllocator } from './bench-allocator';
 
 /** Bump allocator over `[base, base + capacity)` with a default alignment of 8 bytes. */
 export function bump(capacity: number, base = 0, defaultAlignment = 8): BenchAllocator {

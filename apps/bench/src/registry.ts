@@ -11,19 +11,11 @@
  * high-water marks compare across rows.
  */
 import { AS_TLSF_MAX_CAPACITY, asTlsf, compileAsTlsf } from './as-tlsf';
+import type { BenchAllocator } from './bench-allocator';
 import { bump } from './bump';
 import { THING_MAX_CAPACITY, thingMalloc } from './thing-malloc';
 
-/** What the harness calls: the two calls of the core contract a replay makes. */
-export interface BenchAllocator {
-  allocate(size: number, alignment?: number): number | null;
-  free(address: number): void;
-  /**
-   * Bench-only hook for rows whose `free` does not give memory back (bump): called between timed
-   * runs, after every live block was freed, to start over.
-   */
-  rewind?(): void;
-}
+export type { BenchAllocator } from './bench-allocator';
 
 /** What a factory may know about the workload it will run (to size or split its memory). */
 export interface WorkloadProfile {

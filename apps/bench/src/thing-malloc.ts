@@ -10,7 +10,7 @@
  * - `free(address)`: `free(address)`;
  * - options: the defaults (`compact` and `split` on, `minSplit` 16).
  */
-import type { BenchAllocator } from './registry';
+import type { BenchAllocator } from './bench-allocator';
 
 /** Largest pool: addresses and the pool's end are stored as 32-bit unsigned integers. */
 export const THING_MAX_CAPACITY = 2 ** 32 - 8;

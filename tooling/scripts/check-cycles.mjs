@@ -1,0 +1,101 @@
+#!/usr/bin/env node
+/**
+ * Import cycles inside a package or app: every relative import (type-only ones too) of the source
+ * files under packages/NAME/src and apps/NAME/src, tests left out, as a graph per package; any
+ * cycle is printed as a path and fails the check. Packages themselves form no cycle either: their
+ * package.json dependencies must be acyclic.
+ *
+ * Usage: node tooling/scripts/check-cycles.mjs   (part of `pnpm lint`)
+ */
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+
+const root = join(import.meta.dirname, '..', '..');
+const IMPORT =
+  /(?:^|[\s;])(?:import|export)\s[^'"`;]*?from\s*['"](\.[^'"]+)['"]|import\s*\(?\s*['"](\.[^'"]+)['"]/g;
+
+function sourceFiles(dir) {
+  const files = [];
+  for (const name of readdirSync(dir)) {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) files.push(...sourceFiles(path));
+    else if (/\.(ts|mts|cts)$/.test(name) && !/\.test\.ts$|\.d\.ts$/.test(name)) files.push(path);
+  }
+  return files;
+}
+
+function resolveImport(from, specifier) {
+  const base = resolve(dirname(from), specifier);
+  for (const candidate of [
+    base,
+    `${base}.ts`,
+    base.replace(/\.js$/, '.ts'),
+    join(base, 'index.ts'),
+  ]) {
+    if (existsSync(candidate) && statSync(candidate).isFile()) return candidate;
+  }
+  return null;
+}
+
+/** Cycles of a graph (Tarjan-free: a DFS that reports each back edge's path once). */
+function cyclesOf(graph) {
+  const cycles = [];
+  const state = new Map(); // 1 on the stack, 2 done
+  const stack = [];
+  const visit = (node) => {
+    state.set(node, 1);
+    stack.push(node);
+    for (const next of graph.get(node) ?? []) {
+      if (state.get(next) === 1) cycles.push([...stack.slice(stack.indexOf(next)), next]);
+      else if (!state.has(next)) visit(next);
+    }
+    stack.pop();
+    state.set(node, 2);
+  };
+  for (const node of graph.keys()) if (!state.has(node)) visit(node);
+  return cycles;
+}
+
+const problems = [];
+const manifests = new Map();
+for (const group of ['packages', 'apps']) {
+  for (const name of readdirSync(join(root, group))) {
+    const dir = join(root, group, name);
+    const manifest = join(dir, 'package.json');
+    if (!existsSync(manifest)) continue;
+    const json = JSON.parse(readFileSync(manifest, 'utf8'));
+    manifests.set(json.name, json);
+    const src = join(dir, 'src');
+    if (!existsSync(src)) continue;
+    const graph = new Map();
+    for (const file of sourceFiles(src)) {
+      const text = readFileSync(file, 'utf8');
+      const edges = new Set();
+      for (const match of text.matchAll(IMPORT)) {
+        const target = resolveImport(file, match[1] ?? match[2]);
+        if (target !== null && !/\.test\.ts$/.test(target)) edges.add(target);
+      }
+      graph.set(file, edges);
+    }
+    for (const cycle of cyclesOf(graph)) {
+      problems.push(`${json.name}: ${cycle.map((f) => relative(dir, f)).join(' → ')}`);
+    }
+  }
+}
+const packageGraph = new Map(
+  [...manifests].map(([name, json]) => [
+    name,
+    new Set(
+      Object.keys({ ...json.dependencies, ...json.peerDependencies }).filter((dep) =>
+        manifests.has(dep),
+      ),
+    ),
+  ]),
+);
+for (const cycle of cyclesOf(packageGraph)) problems.push(`packages: ${cycle.join(' → ')}`);
+
+if (problems.length > 0) {
+  console.error(`import cycles (${problems.length}):\n${problems.map((p) => `  ${p}`).join('\n')}`);
+  process.exit(1);
+}
+console.log(`no import cycles in ${manifests.size} packages and apps`);
