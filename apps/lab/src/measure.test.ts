@@ -1,6 +1,6 @@
 import { inferenceServing, larson, TraceBuilder } from '@allot/workloads';
 import { describe, expect, it } from 'vitest';
-import { layoutView, measureRow, peakEventIndex } from './measure';
+import { LAYOUT_BLOCK_BUDGET, layoutView, measureRow, peakEventIndex } from './measure';
 import { findRow, profileOf, ROWS } from './registry';
 
 describe('measureRow', () => {
@@ -33,6 +33,40 @@ describe('measureRow', () => {
     expect(result.failures).toBeGreaterThan(0);
     expect(result.firstFailure).toBeGreaterThan(0);
     expect(Number.isNaN(result.nsPerEvent)).toBe(true);
+  });
+});
+
+describe('measureRow with many live blocks', () => {
+  it('takes layouts at fewer samples, within the block budget, and keeps every series point', () => {
+    const builder = new TraceBuilder('many');
+    const blocks = 200_000;
+    const ids: number[] = [];
+    for (let i = 0; i < blocks; i++) ids.push(builder.alloc(64));
+    for (const id of ids) builder.free(id);
+    const trace = builder.build('many');
+    const bestFit = findRow('best-fit')!;
+    let layouts = 0;
+    let visited = 0;
+    const counting = {
+      ...bestFit,
+      create: (...args: Parameters<typeof bestFit.create>) => {
+        const inner = bestFit.create(...args);
+        return {
+          ...inner,
+          layout: (state: Parameters<typeof inner.layout>[0]) => {
+            const layout = inner.layout(state);
+            layouts++;
+            for (const segment of layout.segments) visited += segment.blocks.length;
+            return layout;
+          },
+        };
+      },
+    };
+    const result = measureRow(trace, counting, profileOf(trace), null, { skipTiming: true });
+    expect(result.series.event.length).toBeGreaterThan(300);
+    expect(visited).toBeLessThanOrEqual(LAYOUT_BLOCK_BUDGET + 3 * blocks);
+    expect(layouts).toBeLessThan(40);
+    expect(result.layoutAtPeak.blocks).toBe(blocks);
   });
 });
 

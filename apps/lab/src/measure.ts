@@ -4,8 +4,12 @@
  * ```
  *  sampled pass   replay in slices ─ between slices: live, reserved, external fragmentation
  *                 (from layout()) ─ stop exactly after the event of peak live bytes: layout at peak
+ *                 (layouts cost one object per block: with many blocks live, they are taken at
+ *                 fewer samples, at most LAYOUT_BLOCK_BUDGET blocks per row, and fragmentation holds
+ *                 its last value in between)
  *  timed passes   untimed warm-up, then whole replays until ≥ MIN_TIMED_RUNS runs and
- *                 ≥ MIN_TIMED_MS ms (at most MAX_TIMED_RUNS), reset() between runs: median ns/event
+ *                 ≥ MIN_TIMED_MS ms (at most MAX_TIMED_RUNS, and no new run past MAX_TIMED_MS),
+ *                 reset() between runs: median ns/event
  * ```
  *
  * The figures of the table (peak live, peak reserved, failures) come from the sampled pass, which
@@ -27,6 +31,13 @@ export const MIN_TIMED_MS = 150;
 export const MAX_TIMED_RUNS = 25;
 /** Points per time series (the report stays small whatever the trace's length). */
 export const SERIES_POINTS = 400;
+/**
+ * Blocks visited by the layouts of one row's sampled pass, at most: bounds its time and memory
+ * on traces with millions of live blocks (a layout at every sample would be points × blocks).
+ */
+export const LAYOUT_BLOCK_BUDGET = 4_000_000;
+/** No new timed run starts after this many ms of timed runs (long traces time once or twice). */
+export const MAX_TIMED_MS = 2000;
 /** Most runs drawn per layout; smaller neighbouring runs merge into mixed ones beyond it. */
 export const LAYOUT_RUNS = 2000;
 
@@ -83,6 +94,20 @@ export interface RowResult {
   readonly segments?: SegmentDecisions;
   readonly series: Series;
   readonly layoutAtPeak: LayoutView;
+}
+
+/** Largest number of blocks live at once. */
+export function peakLiveBlocksOf(trace: Trace): number {
+  let live = 0;
+  let peak = 0;
+  for (let i = 0; i < trace.length; i++) {
+    if (trace.kind[i] === EventKind.Alloc) {
+      if (++live > peak) peak = live;
+    } else {
+      live--;
+    }
+  }
+  return peak;
 }
 
 /** Index of the event at which live bytes first reach their peak (−1 for an empty trace). */
@@ -186,12 +211,21 @@ export function measureRow(
     reservedBytes: [],
     externalFragmentation: [],
   };
-  const sample = (layout: Layout) => {
+  // Samples between two layouts, so that layouts visit at most LAYOUT_BLOCK_BUDGET blocks.
+  const layoutEvery = Math.max(
+    1,
+    Math.ceil((points * Math.max(1, peakLiveBlocksOf(trace))) / LAYOUT_BLOCK_BUDGET),
+  );
+  let samples = 0;
+  let lastFragmentation = 0;
+  const sample = (layout: Layout | null) => {
     series.event.push(state.position);
     series.liveBytes.push(state.windowPeakLiveBytes);
     state.windowPeakLiveBytes = state.liveBytes;
     series.reservedBytes.push(instance.reserved(state));
-    series.externalFragmentation.push(fragmentation(layout).externalFragmentation);
+    if (layout !== null) lastFragmentation = fragmentation(layout).externalFragmentation;
+    series.externalFragmentation.push(lastFragmentation);
+    samples++;
   };
   const initial = instance.layout(state);
   sample(initial);
@@ -204,14 +238,14 @@ export function measureRow(
     const crossesPeak = peakAt >= state.position && peakAt < to;
     if (crossesPeak) to = peakAt + 1;
     loop(trace, instance.target, state, to);
-    const layout = instance.layout(state);
+    const sampling = !crossesPeak || state.position === trace.length || state.position % step === 0;
+    const wanted = crossesPeak || state.position === trace.length || samples % layoutEvery === 0;
+    const layout = crossesPeak || (sampling && wanted) ? instance.layout(state) : null;
     if (crossesPeak) {
-      layoutAtPeak = layout;
-      fragmentationAtPeak = fragmentation(layout).externalFragmentation;
+      layoutAtPeak = layout!;
+      fragmentationAtPeak = fragmentation(layout!).externalFragmentation;
     }
-    if (!crossesPeak || state.position === trace.length || state.position % step === 0) {
-      sample(layout);
-    }
+    if (sampling) sample(layout);
   }
   const peakReservedBytes = instance.peakReserved(state);
   const segments = instance.segments?.();
@@ -232,7 +266,8 @@ export function measureRow(
     let total = 0;
     while (
       times.length < MAX_TIMED_RUNS &&
-      (times.length < MIN_TIMED_RUNS || total < MIN_TIMED_MS)
+      (times.length === 0 ||
+        (total < MAX_TIMED_MS && (times.length < MIN_TIMED_RUNS || total < MIN_TIMED_MS)))
     ) {
       const ms = runOnce();
       times.push(ms);
