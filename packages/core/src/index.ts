@@ -23,6 +23,7 @@ export {
   type HostSourceOptions,
   hostSource,
 } from './host-source';
+export { lazyModule } from './lazy-module';
 export type { MemorySource, Region } from './memory-source';
 export { labelledLayout, sumUsage } from './usage';
 export {
