@@ -21,6 +21,24 @@ export interface InputOptions {
   readonly format: TraceFormat | null;
   /** `--max-input` in bytes, or null for the default limits. */
   readonly maxInput: number | null;
+  /** `--device`: the devices to replay (`cuda`, `cpu`, `all`, or names such as `cuda:1`). */
+  readonly devices?: readonly string[] | null;
+}
+
+/** The device a trace was recorded on, as `--device` names it (`cuda:0`, `cpu:-1`), or null. */
+function deviceName(trace: Trace): string | null {
+  const device = trace.meta.device;
+  if (typeof device === 'number') return `cuda:${device}`;
+  return typeof device === 'string' ? device : null;
+}
+
+/** Whether `trace` is on one of the `wanted` devices (`all`, a kind such as `cuda`, or a name). */
+function onDevice(trace: Trace, wanted: readonly string[]): boolean {
+  const name = deviceName(trace);
+  return wanted.some(
+    (device) =>
+      device === 'all' || (name !== null && (name === device || name.startsWith(`${device}:`))),
+  );
 }
 
 /** The input limits of one file: `--max-input` bytes, and events in proportion. */
@@ -44,15 +62,23 @@ export function readTraceFiles(
   cwd: string,
 ): Trace[] {
   const traces: Trace[] = [];
+  const devices = options.devices ?? null;
   for (const file of files) {
     const path = resolve(cwd, file);
     try {
-      traces.push(
-        ...readTraces(path, {
-          ...(options.format ? { format: options.format } : {}),
-          ...inputLimits(options.maxInput),
-        }),
-      );
+      const read = readTraces(path, {
+        ...(options.format ? { format: options.format } : {}),
+        ...inputLimits(options.maxInput),
+        ...(devices !== null ? { allDevices: true } : {}),
+      });
+      const chosen = devices === null ? read : read.filter((trace) => onDevice(trace, devices));
+      if (chosen.length === 0) {
+        const found = read.map((trace) => deviceName(trace) ?? trace.name).join(', ');
+        throw new UsageError(
+          `${file} has no trace on --device ${devices!.join(',')}: it has ${found || 'none'}`,
+        );
+      }
+      traces.push(...chosen);
     } catch (error) {
       const meaning = fileErrorMeaning(error);
       if (meaning !== null) throw new UsageError(`cannot read ${file}: ${meaning}`);

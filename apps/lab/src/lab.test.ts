@@ -192,6 +192,22 @@ describe('allot-lab', () => {
     expect(bad.stderr).toMatch(/--config 'expandable_segments:yes'/);
   });
 
+  it('replays a profiler trace’s CUDA devices, and others with --device', () => {
+    const file = join(workloadFixtures, 'profiler.json');
+    const json = (argv: string[]) =>
+      JSON.parse(
+        run(['replay', file, '--json', '--no-report', '--quiet', ...argv]).stdout,
+      ).workloads.map((w: { meta: { device: string } }) => w.meta.device);
+    expect(json([])).toEqual(['cuda:0']);
+    expect(json(['--device', 'cpu'])).toEqual(['cpu:-1']);
+    expect(json(['--device', 'all'])).toEqual(['cuda:0', 'cpu:-1']);
+    expect(json(['--device', 'cuda:0,cpu'])).toEqual(['cuda:0', 'cpu:-1']);
+    const none = run(['replay', file, '--device', 'cuda:7']);
+    expect(none.status).toBe(EXIT_BAD_INPUT);
+    expect(none.stderr).toMatch(/no trace on --device cuda:7: it has cuda:0, cpu:-1/);
+    expect(run(['replay', file, '--device', 'gpu 0']).status).toBe(EXIT_BAD_INPUT);
+  });
+
   it('replays a profiler trace and an RMM log', () => {
     const profiler = run([
       'replay',

@@ -39,6 +39,8 @@ export interface LabOptions {
   readonly maxInput: number | null;
   /** `--debug`: print the stack of a failure. */
   readonly debug: boolean;
+  /** `--device`: devices to replay (`all`, `cuda`, `cpu`, `cuda:1`, ...), or null for CUDA only. */
+  readonly devices: readonly string[] | null;
   /** `--export` formats (run, replay): files per allocator row under DIR/exports. */
   readonly exports: readonly ExportFormat[];
 }
@@ -76,6 +78,7 @@ const OPTIONS = {
   seed: { type: 'string' },
   format: { type: 'string' },
   'max-input': { type: 'string' },
+  device: { type: 'string' },
   json: { type: 'boolean' },
   quick: { type: 'boolean' },
   'no-report': { type: 'boolean' },
@@ -127,6 +130,24 @@ function size(option: string, value: string): number {
     );
   }
   return bytes;
+}
+
+/** `--device LIST`: `all`, `cuda`, `cpu`, or device names (`cuda:1`, `cpu:-1`). */
+function devicesOf(text: string | undefined): string[] | null {
+  if (text === undefined) return null;
+  const devices = text
+    .split(',')
+    .map((device) => device.trim())
+    .filter((device) => device !== '');
+  for (const device of devices) {
+    if (!/^(all|[a-z][a-z0-9]*(:-?\d+)?)$/.test(device)) {
+      throw new UsageError(
+        `--device expects all, cuda, cpu or names such as cuda:1, got '${device}'`,
+      );
+    }
+  }
+  if (devices.length === 0) throw new UsageError('--device needs a comma-separated list');
+  return devices;
 }
 
 /** Parses `argv` (without node and the script). @throws UsageError */
@@ -232,6 +253,7 @@ export function parseArguments(argv: readonly string[]): LabOptions {
     quiet: flags.has('--quiet'),
     maxInput: values.has('--max-input') ? size('--max-input', values.get('--max-input')!) : null,
     debug: flags.has('--debug'),
+    devices: devicesOf(values.get('--device')),
     exports: EXPORT_FORMATS.filter((format) => exports.includes(format)),
   };
 }
@@ -276,6 +298,8 @@ Options
   --max-input SIZE   the input limit of each trace file (default 128MiB): the most bytes read, and
                      the most after gunzip; the event limit (2 M events) and the limits on JSON
                      values and pickled containers scale with it. A file past a limit exits 2
+  --device LIST      profiler traces: the devices to replay, comma-separated: all, cuda, cpu, or
+                     names such as cuda:1 (default: the CUDA devices)
   --debug            on a failure, print its stack trace too
   -V, --version      print the version
   -h, --help         this text

@@ -130,6 +130,8 @@ export interface ReadTraceFileOptions {
   readonly maxBytes?: number;
   /** Most events per trace. @defaultValue {@link DEFAULT_MAX_EVENTS} */
   readonly maxEvents?: number;
+  /** Profiler traces: every device, not only the CUDA ones. @defaultValue false */
+  readonly allDevices?: boolean;
 }
 
 function formatLimit(bytes: number): string {
@@ -307,7 +309,11 @@ function parseAll(bytes: Uint8Array, options: ReadTraceFileOptions): Trace[] {
       return traces;
     }
     case 'torch-profiler':
-      return parseTorchProfilerTrace(json(), { name, maxEvents });
+      return parseTorchProfilerTrace(json(), {
+        name,
+        maxEvents,
+        ...(options.allDevices ? { allDevices: true } : {}),
+      });
     default:
       return unknownFormat(name, data);
   }
