@@ -30,7 +30,7 @@ import {
   type WorkloadInput,
 } from './run';
 import { formatColumns, formatResults } from './tables';
-import { segmentCalls, type TuneResult, tune } from './tune';
+import { describeDevice, segmentCalls, type TuneResult, tune } from './tune';
 import { formatBytes, formatCount, formatPercent, formatRatio } from './units';
 import { builtInWorkloads, trainingModel } from './workloads';
 
@@ -301,17 +301,12 @@ function reportTuning(trace: Trace, options: LabOptions, io: LabIo): { tuning?: 
 
 /** The device line of `tune`: what the search assumed, and where it came from. */
 function deviceLine(result: TuneResult): string {
-  const fraction =
+  const { fraction, origin } = describeDevice(result);
+  const gc =
     result.device.fraction === null
-      ? 'no per-process memory fraction (garbage_collection_threshold then never acts, as in PyTorch)'
-      : `per-process memory fraction ${result.device.fraction}`;
-  const origin =
-    result.origin === 'assumed'
-      ? 'assumed; state yours with --memory and --fraction'
-      : result.origin === 'recorded'
-        ? 'as the trace records it'
-        : 'as stated';
-  return `device: ${formatBytes(result.device.memory)} of memory, ${fraction} (${origin})`;
+      ? ' (garbage_collection_threshold then never acts, as in PyTorch)'
+      : '';
+  return `device: ${formatBytes(result.device.memory)} of memory, ${fraction}${gc}; ${origin}`;
 }
 
 function capacityCommand(trace: Trace, options: LabOptions, io: LabIo): number {

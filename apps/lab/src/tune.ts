@@ -277,3 +277,19 @@ export function recommend(defaults: PoolRun, tried: readonly PoolRun[]): PoolRun
 export function segmentCalls(run: PoolRun): number {
   return run.segments.acquired + run.segments.grown;
 }
+
+/** The device a search ran on, in words: its per-process fraction, and where its figures came from. */
+export function describeDevice(result: TuneResult): { fraction: string; origin: string } {
+  return {
+    fraction:
+      result.device.fraction === null
+        ? 'no per-process memory fraction'
+        : `per-process memory fraction ${result.device.fraction}`,
+    origin:
+      result.origin === 'assumed'
+        ? 'assumed: state yours with --memory and --fraction'
+        : result.origin === 'recorded'
+          ? 'as the trace records it'
+          : 'as stated',
+  };
+}

@@ -13,7 +13,7 @@
  */
 import { EventKind, type StackFrame, type Trace } from '@allot/workloads';
 import { type LayoutView, peakEventIndex, type RowResult } from '../measure';
-import type { TuneResult } from '../tune';
+import { describeDevice, type TuneResult } from '../tune';
 import { formatBytes, formatCount, formatPercent, formatRatio } from '../units';
 
 /** Points of the common grid (the event of peak live bytes is added). */
@@ -131,16 +131,7 @@ function frameText(frame: StackFrame): string {
 
 /** The advice of a tuning run. */
 export function adviceOf(result: TuneResult): Advice {
-  const fraction =
-    result.device.fraction === null
-      ? 'no per-process memory fraction'
-      : `memory fraction ${result.device.fraction}`;
-  const origin =
-    result.origin === 'assumed'
-      ? 'assumed: state yours with --memory and --fraction'
-      : result.origin === 'recorded'
-        ? 'as the trace records it'
-        : 'as stated';
+  const { fraction, origin } = describeDevice(result);
   const better = result.best.config !== '' && result.savingBytes > 0;
   return {
     config: better ? result.best.config : '',
