@@ -1,3 +1,8 @@
 import { libraryConfig } from '@allot/tooling/tsup';
 
-export default libraryConfig({ entry: ['src/cli.ts'], format: ['esm'], dts: false });
+// The CLI, and the strategy table the benchmarks share (with its declarations).
+export default libraryConfig({
+  entry: ['src/cli.ts', 'src/strategies.ts'],
+  format: ['esm'],
+  dts: { entry: { strategies: 'src/strategies.ts' } },
+});

@@ -2,14 +2,16 @@
  * The allocator rows of the benchmark: a table from a row name to a factory
  * `(capacity, profile) => allocator`.
  *
- * Strategy packages are imported dynamically, by a specifier held in a variable so that neither
- * TypeScript nor the bundler binds to their current exports: a row whose package is not built yet
- * (no `dist`), fails to load, or does not export its factory yet is skipped with a message saying
- * which, and the rest of the run goes on. Adding a row is adding an entry to {@link ALLOCATORS}.
- *
- * Every row is built with alignment 8 (where the strategy takes one) and base 0, so capacities and
+ * The allot rows are the strategies of `@allot/lab/strategies`, the one table the lab's rows come
+ * from too (recipes and constants); adding an allot row is adding a strategy there. The peers are
+ * listed here. Every row is built with alignment 8 (where it takes one) and base 0, so capacities and
  * high-water marks compare across rows.
+ *
+ * The peers' packages are imported when their row loads, by a specifier held in a variable: a peer
+ * that is not installed or fails to load is skipped with a message saying which, and the rest of the
+ * run goes on.
  */
+import { SLAB_MAX_REQUEST, STRATEGIES, type Strategy } from '@allot/lab/strategies';
 import { AS_TLSF_MAX_CAPACITY, asTlsf, compileAsTlsf } from './as-tlsf';
 import type { BenchAllocator } from './bench-allocator';
 import { bump } from './bump';
@@ -44,61 +46,25 @@ export interface AllocatorEntry {
   readonly load: () => Promise<AllocatorFactory>;
 }
 
-/** A row's package is missing, unbuilt, or does not export what the row needs yet. */
+/** A peer's package is missing or does not export what the row needs. */
 export class RowUnavailableError extends Error {}
-
-/** The slab row runs the workloads whose requests are all at most this size. */
-export const SMALL_THRESHOLD = 64 * 1024;
 
 const MAX_CAPACITY = 2 ** 48;
 
 type Module = Record<string, unknown>;
 
-/** Imports `specifier` or throws {@link RowUnavailableError} explaining why it is unavailable. */
+/** Imports a peer's `specifier` or throws {@link RowUnavailableError} explaining why it is unavailable. */
 export async function importPackage(specifier: string): Promise<Module> {
   try {
     const name: string = specifier;
     return (await import(name)) as Module;
   } catch (error) {
     const code = (error as { code?: string }).code;
-    const folder = specifier.replace('@allot/', 'packages/');
-    if (
-      !specifier.startsWith('@allot/') &&
-      (code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND')
-    ) {
-      throw new RowUnavailableError(`${specifier} is not installed: run \`pnpm install\``);
-    }
     if (code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND') {
-      throw new RowUnavailableError(
-        `${specifier} is not built (no ${folder}/dist): run \`pnpm --filter ${specifier}... build\``,
-      );
+      throw new RowUnavailableError(`${specifier} is not installed: run \`pnpm install\``);
     }
     throw new RowUnavailableError(`${specifier} failed to load: ${(error as Error).message}`);
   }
-}
-
-/** `module[name]` as a function, or {@link RowUnavailableError}. */
-function exported<F>(module: Module, specifier: string, name: string): F {
-  const value = module[name];
-  if (typeof value !== 'function') {
-    throw new RowUnavailableError(`${specifier} does not export ${name}() yet`);
-  }
-  return value as F;
-}
-
-type Factory = (options: Record<string, unknown>) => BenchAllocator;
-
-async function strategy(specifier: string, name: string): Promise<Factory> {
-  return exported<Factory>(await importPackage(specifier), specifier, name);
-}
-
-/** The best-fit package's factory for `mode`: its named export when it has one, else `bestFit({ mode })`. */
-async function bestFitMode(mode: 'best' | 'good' | 'worst'): Promise<Factory> {
-  const module = await importPackage('@allot/best-fit');
-  const named = { best: 'bestFit', good: 'goodFit', worst: 'worstFit' }[mode];
-  if (typeof module[named] === 'function') return module[named] as Factory;
-  const bestFit = exported<Factory>(module, '@allot/best-fit', 'bestFit');
-  return (options) => bestFit({ ...options, mode });
 }
 
 /**
@@ -110,99 +76,26 @@ export function defaultTimingCapacity(profile: WorkloadProfile): number {
   return 2 ** Math.ceil(Math.log2(wanted));
 }
 
-/** The hybrid's slab side: requests up to this size become slab objects cut from the range. */
-export const HYBRID_THRESHOLD = 256;
-/** Bytes of one slab of the hybrid: a page, so a size class never strands more than a page. */
-export const HYBRID_SLAB_SIZE = 4096;
-
 const smallOnly = (profile: WorkloadProfile): string | null =>
-  profile.maxSize > SMALL_THRESHOLD
-    ? `requests up to ${profile.maxSize} B exceed the slab row's ${SMALL_THRESHOLD} B`
+  profile.maxSize > SLAB_MAX_REQUEST
+    ? `requests up to ${profile.maxSize} B exceed the slab row's ${SLAB_MAX_REQUEST} B`
     : null;
+
+/** An allot strategy's row: name and recipe from the shared table. */
+function strategyRow(entry: Strategy, skips?: AllocatorEntry['skips']): AllocatorEntry {
+  return {
+    name: entry.name,
+    recipe: `${entry.recipe} (${entry.summary})`,
+    ...(skips ? { skips } : {}),
+    load: async () => (capacity) => entry.build(capacity),
+  };
+}
 
 /** Every row, in the order of the tables. */
 export const ALLOCATORS: readonly AllocatorEntry[] = [
-  {
-    name: 'first-fit',
-    recipe: 'firstFit({ capacity, alignment: 8 })',
-    load: async () => {
-      const firstFit = await strategy('@allot/first-fit', 'firstFit');
-      return (capacity) => firstFit({ capacity, alignment: 8 });
-    },
-  },
-  {
-    name: 'next-fit',
-    recipe: 'firstFit({ capacity, alignment: 8, nextFit: true })',
-    load: async () => {
-      const firstFit = await strategy('@allot/first-fit', 'firstFit');
-      return (capacity) => firstFit({ capacity, alignment: 8, nextFit: true });
-    },
-  },
-  {
-    name: 'best-fit',
-    recipe: "bestFit({ capacity, alignment: 8 }) (mode 'best')",
-    load: async () => {
-      const create = await bestFitMode('best');
-      return (capacity) => create({ capacity, alignment: 8 });
-    },
-  },
-  {
-    name: 'good-fit',
-    recipe: "goodFit({ capacity, alignment: 8 }) (bestFit mode 'good', TLSF-style)",
-    load: async () => {
-      const create = await bestFitMode('good');
-      return (capacity) => create({ capacity, alignment: 8 });
-    },
-  },
-  {
-    name: 'worst-fit',
-    recipe: "worstFit({ capacity, alignment: 8 }) (bestFit mode 'worst')",
-    load: async () => {
-      const create = await bestFitMode('worst');
-      return (capacity) => create({ capacity, alignment: 8 });
-    },
-  },
-  {
-    name: 'buddy',
-    recipe: 'buddy({ capacity })',
-    load: async () => {
-      const buddy = await strategy('@allot/buddy', 'buddy');
-      return (capacity) => buddy({ capacity });
-    },
-  },
-  {
-    name: 'slab',
-    recipe: 'slab({ upstream: buddy({ capacity }) }) (default size classes)',
-    skips: smallOnly,
-    load: async () => {
-      const slab = await strategy('@allot/slab', 'slab');
-      const buddy = await strategy('@allot/buddy', 'buddy');
-      return (capacity) => slab({ upstream: buddy({ capacity }) });
-    },
-  },
-  {
-    name: 'hybrid',
-    recipe:
-      'range = bestFit({ capacity, alignment: 8 }); segregate({ threshold: 256 B, small: ' +
-      'slab({ upstream: range, slabSize: 4 KiB }), large: range }): slabs and large blocks share one range',
-    load: async () => {
-      const segregate = exported<Factory>(
-        await importPackage('@allot/core'),
-        '@allot/core',
-        'segregate',
-      );
-      const slab = await strategy('@allot/slab', 'slab');
-      const bestFit = await bestFitMode('best');
-      return (capacity) => {
-        const range = bestFit({ capacity, alignment: 8 });
-        return segregate({
-          threshold: HYBRID_THRESHOLD,
-          small: slab({ upstream: range, slabSize: HYBRID_SLAB_SIZE }),
-          large: range,
-        });
-      };
-    },
-  },
+  ...STRATEGIES.map((entry) =>
+    strategyRow(entry, entry.maxRequest === undefined ? undefined : smallOnly),
+  ),
   {
     name: 'as-tlsf',
     recipe:

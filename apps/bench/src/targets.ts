@@ -274,9 +274,16 @@ export const TARGETS: readonly Target[] = [
   pairAtMost('slab', 'pairs-64', 12, I4),
   relativeTo('slab', 'bump', 'pairs-64', 3, I4, 'ns/op against the floor'),
   nsAtMost('buddy', 'mix-5k', 60, I4),
-  relativeTo('hybrid', 'slab', 'pairs-64', 1.25, I4, '"as fast as slab" (read as within 1.25×)'),
-  memoryAtMost('hybrid', 'trace:*', 1.15, I4),
-  memoryAtMost('hybrid', 'training', 1.15, I4),
+  relativeTo(
+    'slab+best-fit',
+    'slab',
+    'pairs-64',
+    1.25,
+    I4,
+    '"as fast as slab" (read as within 1.25×)',
+  ),
+  memoryAtMost('slab+best-fit', 'trace:*', 1.15, I4),
+  memoryAtMost('slab+best-fit', 'training', 1.15, I4),
   ...FITS.flatMap((a) =>
     ['pairs-64', 'pairs-4k'].map((w) =>
       relativeTo(a, AS_TLSF, w, 1, I15, 'ns/op against AssemblyScript TLSF'),

@@ -4,9 +4,13 @@
  * instance built with that capacity and stops at the first failure; `searchCapacity` from
  * @allot/workloads grows from peak live bytes, then bisects to 0.5 %.
  */
-import { type CapacitySearchResult, searchCapacity, type Trace } from '@allot/workloads';
+import {
+  type CapacitySearchResult,
+  type Replayer,
+  searchCapacity,
+  type Trace,
+} from '@allot/workloads';
 import { type LabRow, profileOf } from './registry';
-import { compileReplayLoop } from './replay-loop';
 import { beginReplay } from './row-instance';
 
 /** The answer for one row. */
@@ -32,16 +36,12 @@ export function capacities(
   const profile = profileOf(trace);
   return rows.map((row, index) => {
     onRow?.(row, index);
-    const loop = compileReplayLoop();
+    let replayer: Replayer | undefined;
     const probe = (capacity: number) => {
       const instance = row.create(trace, profile, capacity);
-      const state = beginReplay(instance, trace);
-      // Stop at the first failure: replay in slices and check between them.
-      const slice = 4096;
-      while (state.position < trace.length && state.failures === 0) {
-        loop(trace, instance.target, state, state.position + slice);
-      }
-      return state.failures === 0 ? ('fits' as const) : ('fails' as const);
+      replayer = beginReplay(instance, trace, replayer, { stopOnFailure: true });
+      replayer.run();
+      return replayer.failures === 0 ? ('fits' as const) : ('fails' as const);
     };
     const search = searchCapacity({
       peakLiveBytes: profile.peakLiveBytes,

@@ -18,7 +18,7 @@ import { inFiles, reportFailure } from './failure';
 import { checkMemoryHoldsTrace, checkOutFolder, readTraceFiles } from './input';
 import { EXIT_FAILED_ALLOCATIONS, EXIT_OK, HELP, type LabOptions, parseArguments } from './options';
 import { progressReporter } from './progress';
-import { cachingRow, findRow, type LabRow, ROWS } from './registry';
+import { ALL_ROWS, cachingRow, findRow, type LabRow, ROWS } from './registry';
 import { writeExports } from './report/exports';
 import { renderReport } from './report/html';
 import {
@@ -194,7 +194,11 @@ function runAndReport(
 
 function listText(): string {
   const rows = formatColumns(
-    ROWS.map((row) => [row.name, row.kind, row.recipe]),
+    ALL_ROWS.map((row) => [
+      ROWS.includes(row) ? row.name : `${row.name} (on request)`,
+      row.kind,
+      row.recipe,
+    ]),
     [0, 1, 2],
   );
   const workloads = builtInWorkloads(1, false).map((w) => [w.id, w.description]);

@@ -1,7 +1,7 @@
 import { inferenceServing, larson, TraceBuilder } from '@allot/workloads';
 import { describe, expect, it } from 'vitest';
 import { LAYOUT_BLOCK_BUDGET, layoutView, measureRow, peakEventIndex } from './measure';
-import { findRow, profileOf, ROWS } from './registry';
+import { ALL_ROWS, findRow, profileOf, ROWS } from './registry';
 
 describe('measureRow', () => {
   const trace = inferenceServing({ requests: 20, seed: 3 });
@@ -24,6 +24,24 @@ describe('measureRow', () => {
     expect(result.layoutAtPeak.liveBytes).toBeGreaterThanOrEqual(profile.peakLiveBytes);
     if (result.kind === 'pool') expect(result.segments!.acquired).toBeGreaterThan(0);
   });
+
+  it.each(ALL_ROWS.filter((row) => !ROWS.includes(row)).map((row) => row.name))(
+    '%s (on request) replays small requests, reserved ≥ live, and its tables match a repeat',
+    (name) => {
+      // Requests of at most 64 KiB, which every strategy serves (slab's largest class).
+      const small = larson({ operations: 3000, seed: 5 });
+      const smallProfile = profileOf(small);
+      expect(smallProfile.maxSize).toBeLessThanOrEqual(64 * 1024);
+      const options = { seriesPoints: 20, skipTiming: true };
+      const result = measureRow(small, findRow(name)!, smallProfile, null, options);
+      expect(result.failures).toBe(0);
+      expect(result.peakLiveBytes).toBe(smallProfile.peakLiveBytes);
+      expect(result.peakReservedBytes).toBeGreaterThanOrEqual(result.peakLiveBytes);
+      expect(result.layoutAtPeak.liveBytes).toBeGreaterThanOrEqual(smallProfile.peakLiveBytes);
+      const again = measureRow(small, findRow(name)!, smallProfile, null, options);
+      expect(again.peakReservedBytes).toBe(result.peakReservedBytes);
+    },
+  );
 
   it('counts failures under a capacity too small and reports the first', () => {
     const small = larson({ operations: 2000, seed: 2 });

@@ -20,7 +20,6 @@ import { fragmentation } from '@allot/stats';
 import { EventKind, type Trace } from '@allot/workloads';
 import type { DeviceModel } from './pool-instance';
 import type { LabRow, TraceProfile } from './registry';
-import { compileReplayLoop } from './replay-loop';
 import { beginReplay, type SegmentDecisions } from './row-instance';
 
 /** Timed runs: at least this many… */
@@ -197,7 +196,6 @@ export function measureRow(
   capacity: number | null,
   options: MeasureOptions = {},
 ): RowResult {
-  const loop = compileReplayLoop();
   const instance = row.create(trace, profile, capacity, options.device);
 
   // Sampled pass.
@@ -237,7 +235,7 @@ export function measureRow(
     let to = Math.min(trace.length, state.position + step);
     const crossesPeak = peakAt >= state.position && peakAt < to;
     if (crossesPeak) to = peakAt + 1;
-    loop(trace, instance.target, state, to);
+    state.run(to);
     const sampling = !crossesPeak || state.position === trace.length || state.position % step === 0;
     const wanted = crossesPeak || state.position === trace.length || samples % layoutEvery === 0;
     const layout = crossesPeak || (sampling && wanted) ? instance.layout(state) : null;
@@ -249,6 +247,7 @@ export function measureRow(
   }
   const peakReservedBytes = instance.peakReserved(state);
   const segments = instance.segments?.();
+  const { peakLiveBytes, failures, firstFailure } = state;
 
   // Timed passes.
   let nsPerEvent = Number.NaN;
@@ -257,9 +256,10 @@ export function measureRow(
     const times: number[] = [];
     const runOnce = () => {
       instance.reset();
-      const timed = beginReplay(instance, trace);
+      // The sampled pass's replayer, restarted: its loop is compiled and warm.
+      beginReplay(instance, trace, state);
       const start = performance.now();
-      loop(trace, instance.target, timed, trace.length);
+      state.run();
       return performance.now() - start;
     };
     runOnce(); // warm-up: the sampled pass already ran once
@@ -288,12 +288,12 @@ export function measureRow(
       : {}),
     ...(instance.note !== undefined ? { note: instance.note } : {}),
     events: trace.length,
-    peakLiveBytes: state.peakLiveBytes,
+    peakLiveBytes,
     peakReservedBytes,
-    ratio: state.peakLiveBytes > 0 ? peakReservedBytes / state.peakLiveBytes : Number.NaN,
+    ratio: peakLiveBytes > 0 ? peakReservedBytes / peakLiveBytes : Number.NaN,
     externalFragmentationAtPeak: fragmentationAtPeak,
-    failures: state.failures,
-    firstFailure: state.firstFailure,
+    failures,
+    firstFailure,
     nsPerEvent,
     eventsPerSecond: Number.isFinite(nsPerEvent) ? 1e9 / nsPerEvent : Number.NaN,
     timedRuns,

@@ -5,7 +5,7 @@
 import { parseArgs } from 'node:util';
 import { type AllocatorSettings, parseAllocConf } from '@allot/caching';
 import { TRACE_FORMATS, type TraceFormat } from '@allot/workloads';
-import { ROW_NAMES } from './registry';
+import { ALL_ROW_NAMES, ROW_NAMES } from './registry';
 import { parseSize } from './units';
 import { WORKLOAD_IDS } from './workloads';
 
@@ -236,7 +236,7 @@ export function parseArguments(argv: readonly string[]): LabOptions {
     files: positional,
     json: flags.has('--json'),
     allocators: values.has('--allocators')
-      ? list(values.get('--allocators')!, ROW_NAMES, 'allocators')
+      ? list(values.get('--allocators')!, ALL_ROW_NAMES, 'allocators')
       : ROW_NAMES,
     workloads: values.has('--workloads')
       ? list(values.get('--workloads')!, WORKLOAD_IDS, 'workloads')
@@ -271,11 +271,11 @@ Usage
   allot-lab help                       this text
 
 Options
-  --allocators LIST  only these rows, comma-separated (default: all):
-                     ${ROW_NAMES.join(', ')}
+  --allocators LIST  these rows, comma-separated (default: ${ROW_NAMES.join(', ')};
+                     also ${ALL_ROW_NAMES.filter((name) => !ROW_NAMES.includes(name)).join(', ')})
   --workloads LIST   only these built-in workloads (default: all): ${WORKLOAD_IDS.join(', ')}
   --capacity SIZE    give every allocator SIZE bytes (80GiB, 512MiB, 1048576): ranges get a range of
-                     SIZE, pools a source that refuses past SIZE, the hybrid splits it. Without it,
+                     SIZE, pools a source that refuses past SIZE. Without it,
                      ranges get 4 x peak live bytes and pools an unlimited source, so nothing fails
   --config CONF      replay: one more caching row with this PYTORCH_CUDA_ALLOC_CONF (repeatable);
                      a PyTorch snapshot always gets a row with its own recorded settings too

@@ -8,8 +8,13 @@ import {
   cachingPool,
   DEFAULT_SETTINGS,
 } from '@allot/caching';
-import { type AddressSource, addressSource, type StartState, type Trace } from '@allot/workloads';
-import type { LoopState } from './replay-loop';
+import {
+  type AddressSource,
+  addressSource,
+  type Replayer,
+  type StartState,
+  type Trace,
+} from '@allot/workloads';
 import type { RowInstance } from './row-instance';
 
 /** `expandable_segments:True`, PyTorch's defaults otherwise. */
@@ -111,7 +116,7 @@ function sameRegime(start: StartState, settings: AllocatorSettings): boolean {
  * Seeds `pool` with a recording's starting state and moves `state` past its leading events; false
  * when the source cannot hold it (nothing changed).
  */
-function restoreStart(pool: CachingPool, start: StartState, state: LoopState): boolean {
+function restoreStart(pool: CachingPool, start: StartState, state: Replayer): boolean {
   const addresses = pool.restore(
     start.segments.map((segment) => ({
       size: segment.size,
@@ -123,13 +128,15 @@ function restoreStart(pool: CachingPool, start: StartState, state: LoopState): b
   );
   if (addresses === null) return false;
   let live = 0;
+  let blocks = 0;
   start.segments.forEach((segment, s) => {
     segment.blocks.forEach((block, i) => {
       state.addresses[block.id] = addresses[s]![i]!;
       live += block.requested;
+      blocks++;
     });
   });
-  passStart(start, state, live);
+  passStart(start, state, live, blocks);
   return true;
 }
 
@@ -137,8 +144,9 @@ function restoreStart(pool: CachingPool, start: StartState, state: LoopState): b
  * Allocates the starting state's blocks through `pool` (the trace's leading events, in order), so
  * that what they make the pool reserve counts as the state before the recording.
  */
-function allocateStart(pool: CachingPool, trace: Trace, start: StartState, state: LoopState): void {
+function allocateStart(pool: CachingPool, trace: Trace, start: StartState, state: Replayer): void {
   let live = 0;
+  let blocks = 0;
   for (let i = 0; i < start.events; i++) {
     const stream = trace.stream?.[i] ?? 0;
     const address = pool.allocateOn(stream, trace.size[i]!);
@@ -149,13 +157,15 @@ function allocateStart(pool: CachingPool, trace: Trace, start: StartState, state
     }
     state.addresses[trace.id[i]!] = address;
     live += trace.size[i]!;
+    blocks++;
   }
-  passStart(start, state, live);
+  passStart(start, state, live, blocks);
 }
 
-/** Moves `state` past the leading events of `start`, with `live` bytes live. */
-function passStart(start: StartState, state: LoopState, live: number): void {
+/** Moves `state` past the leading events of `start`, with `blocks` blocks of `live` bytes live. */
+function passStart(start: StartState, state: Replayer, live: number, blocks: number): void {
   state.liveBytes = live;
+  state.liveBlocks = blocks;
   state.peakLiveBytes = live;
   state.windowPeakLiveBytes = live;
   state.position = start.events;

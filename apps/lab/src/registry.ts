@@ -3,9 +3,10 @@
  * instance for one trace.
  *
  * Two kinds of rows, and what "reserved" means for each:
- * - **Ranges** (first fit, best fit, good fit, buddy, the slab + best-fit hybrid) place blocks in a
- *   fixed range. Their reserved memory is the high-water mark, `max(address + size) − base`: the
- *   capacity a range must offer for this run. Their layouts are clipped at it, so the free tail of a
+ * - **Ranges** (the strategies of `strategies.ts`, shared with the benchmarks: first fit, best fit,
+ *   good fit, buddy, the slab + best-fit hybrid, and next fit, worst fit and slab over buddy on
+ *   request) place blocks in a fixed range. Their reserved memory is the high-water mark,
+ *   `max(address + size) − base`: the capacity a range must offer for this run. Their layouts are clipped at it, so the free tail of a
  *   generous range does not count as free memory.
  * - **Pools** (the caching pool) grow over a memory source. Their reserved memory is what the source
  *   handed out: an address-only source (`addressSource` from @allot/workloads), so a pool can replay
@@ -14,28 +15,20 @@
  *   figures are in the units of `torch.cuda.memory_stats()`.
  *
  * Without `--capacity`, a range gets 4 × peak live bytes (a power of two, at least 1 MiB) and a pool
- * an unlimited source; with it, every row gets that capacity (the hybrid splits it between its sides
- * in proportion to their peak live bytes) and failed allocations show who would run out.
+ * an unlimited source; with it, every row gets that capacity and failed allocations show who would
+ * run out.
  */
-import { bestFit, goodFit } from '@allot/best-fit';
-import { buddy } from '@allot/buddy';
 import { type AllocatorSettings, DEFAULT_SETTINGS, formatAllocConf } from '@allot/caching';
-import { type Allocator, type Layout, nextPowerOfTwo, segregate } from '@allot/core';
-import { firstFit } from '@allot/first-fit';
-import { slab } from '@allot/slab';
+import { type Allocator, type Layout, nextPowerOfTwo } from '@allot/core';
 import { summarizeTrace, type Trace } from '@allot/workloads';
 import { type DeviceModel, EXPANDABLE_SETTINGS, poolInstance } from './pool-instance';
 import type { RowInstance } from './row-instance';
+import { findStrategy, STRATEGIES, type Strategy } from './strategies';
 import { tunedMaxSplit } from './tune';
 
 export { type DeviceModel, EXPANDABLE_SETTINGS, UNLIMITED_DEVICE } from './pool-instance';
 export type { RowInstance, SegmentDecisions } from './row-instance';
 export { beginReplay } from './row-instance';
-
-/** Requests up to this size become slab objects in the hybrid. */
-export const HYBRID_THRESHOLD = 256;
-/** Bytes of one slab of the hybrid: a page, so a size class never strands more than a page. */
-export const HYBRID_SLAB_SIZE = 4096;
 
 /** What a factory may know about the trace it will replay. */
 export interface TraceProfile {
@@ -137,26 +130,45 @@ function trackHighWater(inner: Allocator, base: number): Tracked {
 }
 
 /**
- * Slab objects for requests up to 256 B, cut from the same best-fit range that serves larger
- * requests: one range, so its high-water mark is everything the hybrid reserves, slabs included.
+ * A strategy whose memory comes from an inner range (slabs cut from it): the inner range's
+ * high-water mark is everything the row reserves, slabs included, and its layout shows everything
+ * (slabs are live blocks of the range).
  */
-function hybridInstance(profile: TraceProfile, capacity: number | null): RowInstance {
-  const range = trackHighWater(
-    bestFit({ capacity: capacity ?? defaultRangeCapacity(profile), alignment: 8 }),
-    0,
-  );
-  const hybrid = segregate({
-    threshold: HYBRID_THRESHOLD,
-    small: slab({ upstream: range, slabSize: HYBRID_SLAB_SIZE }),
-    large: range,
+function layeredInstance(strategy: Strategy, capacity: number): RowInstance {
+  let range: Tracked | null = null;
+  const target = strategy.build(capacity, (inner) => {
+    range = trackHighWater(inner, 0);
+    return range;
   });
+  const tracked = range as Tracked | null;
+  if (tracked === null) throw new Error(`${strategy.name} did not build its inner range`);
   return {
-    target: hybrid,
-    // Slabs are live blocks of the range, so the range's layout shows everything.
-    layout: () => clipLayout(range.layout!(), 0, range.highWater),
-    reserved: () => range.highWater,
-    peakReserved: () => range.highWater,
-    reset: () => hybrid.reset(),
+    target,
+    layout: () => clipLayout(tracked.layout!(), 0, tracked.highWater),
+    reserved: () => tracked.highWater,
+    peakReserved: () => tracked.highWater,
+    reset() {
+      // A slab gives its slabs back on reset but leaves its upstream as it is: reset the range too.
+      target.reset();
+      tracked.reset();
+    },
+  };
+}
+
+/** The lab row of `strategy`. */
+function strategyRow(strategy: Strategy): LabRow {
+  return {
+    name: strategy.name,
+    kind: 'range',
+    recipe: `${strategy.recipe}: ${strategy.summary}${
+      strategy.layered ? '; reserved = the range’s high-water mark, slabs included' : ''
+    }`,
+    create: (_trace, profile, capacity) => {
+      const bytes = capacity ?? defaultRangeCapacity(profile);
+      return strategy.layered
+        ? layeredInstance(strategy, bytes)
+        : rangeInstance(strategy.build(bytes));
+    },
   };
 }
 
@@ -179,46 +191,12 @@ export function cachingRow(
   };
 }
 
-/** Every row, in table order. */
-export const ROWS: readonly LabRow[] = [
-  {
-    name: 'first-fit',
-    kind: 'range',
-    recipe: 'firstFit({ capacity, alignment: 8 }): lowest address that fits',
-    create: (_trace, profile, capacity) =>
-      rangeInstance(
-        firstFit({ capacity: capacity ?? defaultRangeCapacity(profile), alignment: 8 }),
-      ),
-  },
-  {
-    name: 'best-fit',
-    kind: 'range',
-    recipe: 'bestFit({ capacity, alignment: 8 }): smallest block that fits, lowest address on ties',
-    create: (_trace, profile, capacity) =>
-      rangeInstance(bestFit({ capacity: capacity ?? defaultRangeCapacity(profile), alignment: 8 })),
-  },
-  {
-    name: 'good-fit',
-    kind: 'range',
-    recipe: 'goodFit({ capacity, alignment: 8 }): TLSF-style O(1) segregated fit',
-    create: (_trace, profile, capacity) =>
-      rangeInstance(goodFit({ capacity: capacity ?? defaultRangeCapacity(profile), alignment: 8 })),
-  },
-  {
-    name: 'buddy',
-    kind: 'range',
-    recipe: 'buddy({ capacity }): power-of-two blocks, split and merged with their buddy',
-    create: (_trace, profile, capacity) =>
-      rangeInstance(buddy({ capacity: capacity ?? defaultRangeCapacity(profile) })),
-  },
-  {
-    name: 'slab+best-fit',
-    kind: 'range',
-    recipe:
-      'range = bestFit(…); segregate({ threshold: 256 B, small: slab({ upstream: range, slabSize: 4 KiB }), ' +
-      'large: range }): reserved = the range’s high-water mark, slabs included',
-    create: (_trace, profile, capacity) => hybridInstance(profile, capacity),
-  },
+const STRATEGY_ROWS = STRATEGIES.map(strategyRow);
+const inTable = (row: LabRow) => findStrategy(row.name)?.inLabTable ?? true;
+
+/** Every row, in table order: the ranges, then the caching pools. */
+export const ALL_ROWS: readonly LabRow[] = [
+  ...STRATEGY_ROWS,
   cachingRow(
     'caching',
     DEFAULT_SETTINGS,
@@ -251,10 +229,19 @@ export const ROWS: readonly LabRow[] = [
   },
 ];
 
-/** Row names, in table order. */
+/** The rows a run shows without `--allocators`, in table order. */
+export const ROWS: readonly LabRow[] = ALL_ROWS.filter(inTable);
+
+/** Names of the rows a run shows without `--allocators`. */
 export const ROW_NAMES: readonly string[] = ROWS.map((row) => row.name);
+
+/** Names of every row `--allocators` accepts: the default rows, then those shown on request. */
+export const ALL_ROW_NAMES: readonly string[] = [
+  ...ROW_NAMES,
+  ...ALL_ROWS.filter((row) => !ROWS.includes(row)).map((row) => row.name),
+];
 
 /** The row named `name`, or undefined. */
 export function findRow(name: string): LabRow | undefined {
-  return ROWS.find((row) => row.name === name);
+  return ALL_ROWS.find((row) => row.name === name);
 }

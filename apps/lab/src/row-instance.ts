@@ -1,11 +1,10 @@
 /**
- * One allocator built for one trace, as the lab's loops drive it: the row's instance, what a pool
- * decided, and {@link beginReplay}, which seeds a fresh loop state (a pool restores the trace's
- * starting state there).
+ * One allocator built for one trace, as the lab drives it with @allot/workloads' replay loop: the
+ * row's instance, what a pool decided, and {@link beginReplay}, which seeds a replayer (a pool
+ * restores the trace's starting state there).
  */
 import type { Layout } from '@allot/core';
-import type { Trace } from '@allot/workloads';
-import { type LoopState, type LoopTarget, newLoopState } from './replay-loop';
+import { Replayer, type ReplayOptions, type ReplayTarget, type Trace } from '@allot/workloads';
 
 /** PyTorch's cudaMalloc decisions as a pool over an address-only source made them. */
 export interface SegmentDecisions {
@@ -23,31 +22,46 @@ export interface SegmentDecisions {
 
 /** One allocator built for one trace. */
 export interface RowInstance {
-  readonly target: LoopTarget;
+  readonly target: ReplayTarget;
   /** Blocks and segments now; ranges clip it at their high-water mark. */
-  layout(state: LoopState): Layout;
+  layout(state: Replayer): Layout;
   /** Reserved bytes now (the high-water mark so far, for ranges). */
-  reserved(state: LoopState): number;
+  reserved(state: Replayer): number;
   /** Largest reserved bytes so far. */
-  peakReserved(state: LoopState): number;
+  peakReserved(state: Replayer): number;
   /** Segment decisions of a pool. */
   segments?(): SegmentDecisions;
   /** Back to the initial state, for the next timed run. */
   reset(): void;
   /**
-   * Seeds a fresh loop state before a replay (a pool restores the trace's starting state and
-   * skips its leading events); use {@link beginReplay}.
+   * Seeds a fresh replayer before a replay (a pool restores the trace's starting state and skips
+   * its leading events); use {@link beginReplay}.
    */
-  begin?(state: LoopState): void;
+  begin?(state: Replayer): void;
   /** What the instance chose for this trace (a tuned setting), shown beside its name. */
   readonly note?: string;
   /** A caching pool's canonical `PYTORCH_CUDA_ALLOC_CONF`. */
   readonly config?: string;
 }
 
-/** A fresh loop state for `instance` on `trace`, past any starting state the instance restored. */
-export function beginReplay(instance: RowInstance, trace: Trace): LoopState {
-  const state = newLoopState(trace);
-  instance.begin?.(state);
-  return state;
+/**
+ * A replayer of `trace` through `instance`, past any starting state the instance restored. Passing
+ * the replayer of an earlier run on the same trace (`reuse`) restarts it instead: its loop is already
+ * compiled and warm, which timed and repeated runs want.
+ */
+export function beginReplay(
+  instance: RowInstance,
+  trace: Trace,
+  reuse?: Replayer,
+  options?: ReplayOptions,
+): Replayer {
+  let replayer: Replayer;
+  if (reuse === undefined) {
+    replayer = new Replayer(trace, instance.target, options);
+  } else {
+    replayer = reuse;
+    replayer.restart(instance.target);
+  }
+  instance.begin?.(replayer);
+  return replayer;
 }

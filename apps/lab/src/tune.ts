@@ -24,14 +24,13 @@ import {
   DEFAULT_SETTINGS,
   formatAllocConf,
 } from '@allot/caching';
-import type { Trace } from '@allot/workloads';
+import type { Replayer, Trace } from '@allot/workloads';
 import {
   type DeviceModel,
   EXPANDABLE_SETTINGS,
   poolInstance,
   UNLIMITED_DEVICE,
 } from './pool-instance';
-import { compileReplayLoop, type ReplayLoop } from './replay-loop';
 import { beginReplay, type SegmentDecisions } from './row-instance';
 
 const MIB = 2 ** 20;
@@ -55,7 +54,8 @@ export interface PoolRun {
   readonly segments: SegmentDecisions;
 }
 
-let poolLoop: ReplayLoop | null = null;
+/** One replayer per trace, restarted for each run: its loop stays compiled and warm. */
+const replayers = new WeakMap<Trace, Replayer>();
 
 /** Replays `trace` through a caching pool with `settings` on `device`. */
 export function runPool(
@@ -63,10 +63,10 @@ export function runPool(
   settings: AllocatorSettings,
   device: DeviceModel = UNLIMITED_DEVICE,
 ): PoolRun {
-  poolLoop ??= compileReplayLoop();
   const instance = poolInstance(settings, trace, null, device);
-  const state = beginReplay(instance, trace);
-  poolLoop(trace, instance.target, state, trace.length);
+  const state = beginReplay(instance, trace, replayers.get(trace));
+  replayers.set(trace, state);
+  state.run();
   return {
     config: formatAllocConf(instance.pool.settings),
     settings: instance.pool.settings,

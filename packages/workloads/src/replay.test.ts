@@ -80,4 +80,42 @@ describe('replay', () => {
     replayer.freeRemaining();
     expect(target.live.size).toBe(0);
   });
+
+  it('sends allocations on other streams to allocateOn, when the target has it', () => {
+    const builder = new TraceBuilder();
+    builder.alloc(10);
+    const b = builder.alloc(20, 0, 1);
+    builder.free(b);
+    const trace = builder.build('t');
+    const plain = recordingBump(1 << 20);
+    replay(trace, plain);
+    expect(plain.calls).toEqual(['a10@8', 'a20@8', 'f16']);
+    const streams: number[] = [];
+    const pooled = {
+      ...recordingBump(1 << 20),
+      allocateOn(stream: number, size: number) {
+        streams.push(stream);
+        return this.allocate(size);
+      },
+    };
+    replay(trace, pooled);
+    expect(streams).toEqual([1]);
+    expect(pooled.calls).toEqual(['a10@8', 'a20@8', 'f16']);
+  });
+
+  it('keeps the peak of each sampling window, and a compiled loop per replayer', () => {
+    const trace = randomMix({ liveBlocks: 100, operations: 3000 });
+    const replayer = new Replayer(trace, recordingBump(2 ** 40));
+    let largest = 0;
+    while (!replayer.done) {
+      replayer.run(replayer.position + 500);
+      expect(replayer.windowPeakLiveBytes).toBeGreaterThanOrEqual(replayer.liveBytes);
+      largest = Math.max(largest, replayer.windowPeakLiveBytes);
+      replayer.windowPeakLiveBytes = replayer.liveBytes;
+    }
+    expect(largest).toBe(replayer.peakLiveBytes);
+    const other = new Replayer(trace, recordingBump(2 ** 40));
+    const loopOf = (r: Replayer) => (r as unknown as { loop: unknown }).loop;
+    expect(loopOf(other)).not.toBe(loopOf(replayer));
+  });
 });

@@ -31,7 +31,6 @@ import { peakEventIndex } from '../measure';
 import type { ExportFormat } from '../options';
 import type { DeviceModel } from '../pool-instance';
 import { type LabRow, profileOf } from '../registry';
-import { compileReplayLoop } from '../replay-loop';
 import { beginReplay } from '../row-instance';
 
 /** Most trace entries written per snapshot, the latest kept (as PyTorch's `max_entries`). */
@@ -55,7 +54,6 @@ export function peakState(
   capacity: number | null,
   device?: DeviceModel,
 ): PeakState {
-  const loop = compileReplayLoop();
   const instance = row.create(trace, profileOf(trace), capacity, device);
   const state = beginReplay(instance, trace);
   const peakAt = peakEventIndex(trace);
@@ -63,7 +61,7 @@ export function peakState(
   const entries: TorchTraceEntry[] = [];
   const timeOf = (i: number) => (trace.time ? Math.round(trace.time[i]!) : i);
   for (let i = state.position; i <= peakAt; i++) {
-    loop(trace, instance.target, state, i + 1);
+    state.run(i + 1);
     const block = trace.id[i]!;
     const size = trace.size[i]!;
     if (trace.kind[i] === EventKind.Alloc) {
