@@ -6,6 +6,7 @@
  *
  * ```
  *  bytes ─► opcode loop ─► stack of values, MARK positions, memo table ─► STOP: the top value
+ *  (pickle-input.ts)  (this file)      (pickle-stack.ts)
  * ```
  *
  * Python values become: dict → plain object (keys converted to strings; `__proto__` is safe because
@@ -15,18 +16,21 @@
  * Every error is a {@link TraceFormatError} with the byte offset of the opcode at fault and what was
  * expected there.
  */
-import { TraceFormatError } from '../errors';
+import { PickleInput } from './pickle-input';
+import { PickleStack } from './pickle-stack';
+import {
+  DEFAULT_UNPICKLE_LIMITS,
+  newDict,
+  type UnpickledValue,
+  type UnpickleLimits,
+} from './pickle-values';
 
-/** A value read from a pickle. */
-export type UnpickledValue =
-  | null
-  | boolean
-  | number
-  | bigint
-  | string
-  | Uint8Array
-  | UnpickledValue[]
-  | { [key: string]: UnpickledValue };
+export {
+  DEFAULT_UNPICKLE_LIMITS,
+  typeOf,
+  type UnpickledValue,
+  type UnpickleLimits,
+} from './pickle-values';
 
 /** Options of {@link unpickle}. */
 export interface UnpickleOptions {
@@ -35,37 +39,6 @@ export interface UnpickleOptions {
   /** Limits on what a pickle may build. @defaultValue {@link DEFAULT_UNPICKLE_LIMITS} */
   readonly limits?: Partial<UnpickleLimits>;
 }
-
-/**
- * What one pickle may build. The memo lets a few bytes refer to a big value again and again, so a
- * small file can stand for an enormous one: these limits bound both what is held (items) and what
- * a reader that walks the value would visit (the size after memo expansion).
- */
-export interface UnpickleLimits {
-  /** Deepest nesting of lists, tuples and dicts. */
-  readonly maxDepth: number;
-  /** Lists, tuples, sets and dicts created. */
-  readonly maxContainers: number;
-  /** Values held at once: items of every container plus the stack. */
-  readonly maxItems: number;
-  /** Sum over every container of its items, each counted with everything under it. */
-  readonly maxExpandedSize: number;
-  /** Bytes of one integer (`LONG1`, `LONG4`) or digits of a decimal one (`INT`, `LONG`). */
-  readonly maxIntegerBytes: number;
-}
-
-/**
- * The limits of {@link unpickle} unless told otherwise: a memory snapshot of 128 MiB (the default
- * input limit) needs about 2 M containers, 15 M values held and 60 M after memo expansion (a
- * snapshot of 3.7 MB: 52,221, 415,152 and 1,610,105), and these keep a hostile pickle near 1 GB.
- */
-export const DEFAULT_UNPICKLE_LIMITS: UnpickleLimits = Object.freeze({
-  maxDepth: 1000,
-  maxContainers: 4_000_000,
-  maxItems: 24_000_000,
-  maxExpandedSize: 192_000_000,
-  maxIntegerBytes: 1024,
-});
 
 /** The opcodes of protocols 0–5 that carry plain data, by byte value. */
 const Op = {
@@ -142,53 +115,8 @@ const CODE_OPCODES: Readonly<Record<number, string>> = {
   152: 'READONLY_BUFFER',
 };
 
-type Container = UnpickledValue[] | { [key: string]: UnpickledValue };
-
 const utf8 = new TextDecoder('utf-8', { fatal: false });
 const latin1 = new TextDecoder('latin1');
-
-/** Longest dict key built from a tuple, in characters. */
-const MAX_KEY_LENGTH = 4096;
-
-/**
- * The string a dict key becomes. A tuple key is written out, `(a, b)`, iteratively and within
- * {@link MAX_KEY_LENGTH}; a list or dict key (unhashable in Python, and possibly holding itself)
- * is refused by returning null.
- */
-function dictKey(key: UnpickledValue): string | null {
-  if (typeof key === 'string') return key;
-  if (typeof key === 'number' || typeof key === 'bigint' || typeof key === 'boolean')
-    return String(key);
-  if (key === null) return 'None';
-  if (key instanceof Uint8Array) return String(key);
-  if (!Array.isArray(key)) return null;
-  let out = '';
-  const work: (UnpickledValue | ')' | ', ')[] = [key];
-  while (work.length > 0) {
-    if (out.length > MAX_KEY_LENGTH) return null;
-    const item = work.pop()!;
-    if (item === ')' || item === ', ') {
-      out += item;
-    } else if (Array.isArray(item)) {
-      if (work.length > MAX_KEY_LENGTH) return null;
-      out += '(';
-      work.push(')');
-      for (let i = item.length - 1; i >= 0; i--) {
-        work.push(item[i]!);
-        if (i > 0) work.push(', ');
-      }
-    } else {
-      const text = dictKey(item);
-      if (text === null) return null;
-      out += text;
-    }
-  }
-  return out.length > MAX_KEY_LENGTH ? null : out;
-}
-
-function newDict(): { [key: string]: UnpickledValue } {
-  return Object.create(null) as { [key: string]: UnpickledValue };
-}
 
 /** Two's complement little-endian integer of `bytes` (Python's `LONG1`/`LONG4` payload). */
 function decodeLong(bytes: Uint8Array): number | bigint {
@@ -201,391 +129,7 @@ function decodeLong(bytes: Uint8Array): number | bigint {
     : value;
 }
 
-/**
- * Reads one pickled value from `bytes`.
- *
- * @throws TraceFormatError (with the byte offset) on a truncated file, an unknown opcode, an opcode
- * that would run Python code, or a stack that does not match the opcode.
- */
-export function unpickle(bytes: Uint8Array, options: UnpickleOptions = {}): UnpickledValue {
-  const name = options.name ?? 'pickle';
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const limits: UnpickleLimits = { ...DEFAULT_UNPICKLE_LIMITS, ...options.limits };
-  const stack: UnpickledValue[] = [];
-  /** Stack positions of the MARKs, innermost last (Python's metastack). */
-  const marks: number[] = [];
-  const memo = new Map<number, UnpickledValue>();
-  /** Per container: its size after memo expansion (itself and everything under it) and depth. */
-  const sizes = new WeakMap<object, number>();
-  const depths = new WeakMap<object, number>();
-  let containers = 0;
-  let items = 0;
-  let expanded = 0;
-  let at = 0;
-  let opAt = 0;
-
-  const fail = (expected: string, found: string): never => {
-    throw new TraceFormatError(name, opAt, expected, found, 'byte');
-  };
-  const need = (n: number): void => {
-    if (at + n > bytes.length) {
-      fail(`${n} more byte(s) of operand`, `the end of the file (truncated pickle)`);
-    }
-  };
-  const u8 = (): number => {
-    need(1);
-    return bytes[at++]!;
-  };
-  const u16 = (): number => {
-    need(2);
-    const v = view.getUint16(at, true);
-    at += 2;
-    return v;
-  };
-  const u32 = (): number => {
-    need(4);
-    const v = view.getUint32(at, true);
-    at += 4;
-    return v;
-  };
-  const u64 = (): number => {
-    need(8);
-    const v = view.getBigUint64(at, true);
-    at += 8;
-    if (v > BigInt(Number.MAX_SAFE_INTEGER)) fail('a length below 2^53', String(v));
-    return Number(v);
-  };
-  const take = (n: number): Uint8Array => {
-    need(n);
-    const slice = bytes.subarray(at, at + n);
-    at += n;
-    return slice;
-  };
-  const line = (): string => {
-    const end = bytes.indexOf(0x0a, at);
-    if (end < 0) fail('a newline-terminated operand', 'the end of the file');
-    const text = latin1.decode(bytes.subarray(at, end));
-    at = end + 1;
-    return text;
-  };
-  const limit = (what: string, most: number): never =>
-    fail(`at most ${most.toLocaleString('en-US')} ${what} (the pickle reader's limit)`, 'more');
-  const bottom = (): number => (marks.length > 0 ? marks[marks.length - 1]! : 0);
-  const push = (value: UnpickledValue): void => {
-    if (stack.length >= limits.maxItems) limit('values on the stack', limits.maxItems);
-    stack.push(value);
-  };
-  const pop = (): UnpickledValue => {
-    if (stack.length === 0) fail('a value on the stack', 'an empty stack');
-    if (stack.length <= bottom()) fail('a value on the stack', 'a MARK');
-    return stack.pop() as UnpickledValue;
-  };
-  const top = (): UnpickledValue => {
-    if (stack.length <= bottom()) fail('a value on the stack', stack.length ? 'a MARK' : 'none');
-    return stack[stack.length - 1] as UnpickledValue;
-  };
-  const popMark = (): UnpickledValue[] => {
-    const k = marks.pop();
-    if (k === undefined) fail('a MARK before this opcode', 'no MARK on the stack');
-    return stack.splice(k!);
-  };
-  const isContainer = (value: UnpickledValue): value is Container =>
-    value !== null && typeof value === 'object' && !(value instanceof Uint8Array);
-  /** Counts `item` into `container`: items held, size after memo expansion, depth. */
-  const added = (container: Container, item: UnpickledValue): void => {
-    if (++items > limits.maxItems) limit('values in lists, tuples and dicts', limits.maxItems);
-    const weight = isContainer(item) ? (sizes.get(item) ?? 1) : 1;
-    expanded += weight;
-    if (expanded > limits.maxExpandedSize) {
-      limit(
-        'values after memo expansion (a value repeated through the memo counts each time)',
-        limits.maxExpandedSize,
-      );
-    }
-    sizes.set(container, (sizes.get(container) ?? 1) + weight);
-    const depth = (isContainer(item) ? (depths.get(item) ?? 1) : 0) + 1;
-    if (depth > (depths.get(container) ?? 1)) {
-      if (depth > limits.maxDepth) limit('levels of nesting', limits.maxDepth);
-      depths.set(container, depth);
-    }
-  };
-  /** Registers a new container holding `initial` (already in it). */
-  const made = <T extends Container>(container: T, initial: readonly UnpickledValue[] = []): T => {
-    if (++containers > limits.maxContainers) {
-      limit('lists, tuples, sets and dicts', limits.maxContainers);
-    }
-    sizes.set(container, 1);
-    depths.set(container, 1);
-    for (const item of initial) added(container, item);
-    return container;
-  };
-  const list = (value: UnpickledValue, what: string): UnpickledValue[] => {
-    if (!Array.isArray(value)) fail(`a list under ${what}`, typeOf(value));
-    return value as UnpickledValue[];
-  };
-  const dict = (value: UnpickledValue, what: string): { [key: string]: UnpickledValue } => {
-    if (!isContainer(value) || Array.isArray(value)) fail(`a dict under ${what}`, typeOf(value));
-    return value as { [key: string]: UnpickledValue };
-  };
-  const setItems = (target: { [key: string]: UnpickledValue }, pairs: UnpickledValue[]): void => {
-    if (pairs.length % 2 !== 0) fail('key/value pairs after MARK', `${pairs.length} items`);
-    for (let i = 0; i < pairs.length; i += 2) {
-      const key = dictKey(pairs[i]!);
-      if (key === null) {
-        fail(
-          'a hashable dict key (str, int, float, bool, None or a short tuple of them)',
-          typeOf(pairs[i]),
-        );
-      }
-      added(target, pairs[i + 1]!);
-      target[key!] = pairs[i + 1]!;
-    }
-  };
-  const longBytes = (n: number): Uint8Array => {
-    if (n > limits.maxIntegerBytes) limit('bytes in one integer', limits.maxIntegerBytes);
-    return take(n);
-  };
-  const decimal = (text: string): number | bigint => {
-    if (text.length > limits.maxIntegerBytes * 3) {
-      limit('digits in one integer', limits.maxIntegerBytes * 3);
-    }
-    return decodeDecimal(text);
-  };
-  /** Memo entries at most: each is a value the pickle made, so twice the containers is ample. */
-  const maxMemo = 2 * limits.maxContainers;
-  const memoPut = (index: number, value: UnpickledValue): void => {
-    if (memo.size >= maxMemo && !memo.has(index)) limit('memo entries', maxMemo);
-    memo.set(index, value);
-  };
-  const memoGet = (index: number): UnpickledValue => {
-    if (!memo.has(index)) fail('a memo index that was stored', `index ${index}`);
-    return memo.get(index)!;
-  };
-
-  for (;;) {
-    if (at >= bytes.length) {
-      opAt = at;
-      fail('an opcode (STOP ends a pickle)', 'the end of the file (truncated pickle)');
-    }
-    opAt = at;
-    const op = bytes[at++]!;
-    switch (op) {
-      case Op.PROTO: {
-        const version = u8();
-        if (version > 5) fail('pickle protocol 0 to 5', `protocol ${version}`);
-        break;
-      }
-      case Op.FRAME:
-        u64(); // frame length: the data simply follows
-        break;
-      case Op.STOP: {
-        const value = pop();
-        return value;
-      }
-      case Op.MARK:
-        if (marks.length >= limits.maxItems) limit('open MARKs', limits.maxItems);
-        marks.push(stack.length);
-        break;
-      case Op.POP:
-        pop();
-        break;
-      case Op.POP_MARK:
-        popMark();
-        break;
-      case Op.DUP:
-        push(top());
-        break;
-      case Op.NONE:
-        push(null);
-        break;
-      case Op.NEWTRUE:
-        push(true);
-        break;
-      case Op.NEWFALSE:
-        push(false);
-        break;
-      case Op.BININT: {
-        need(4);
-        push(view.getInt32(at, true));
-        at += 4;
-        break;
-      }
-      case Op.BININT1:
-        push(u8());
-        break;
-      case Op.BININT2:
-        push(u16());
-        break;
-      case Op.LONG1:
-        push(decodeLong(take(u8())));
-        break;
-      case Op.LONG4:
-        push(decodeLong(longBytes(u32())));
-        break;
-      case Op.INT: {
-        const text = line().trim();
-        if (text === '00') push(false);
-        else if (text === '01') push(true);
-        else if (/^[-+]?\d+$/.test(text)) push(decimal(text));
-        else fail('a decimal integer', JSON.stringify(text));
-        break;
-      }
-      case Op.LONG: {
-        const text = line().trim().replace(/L$/, '');
-        if (!/^[-+]?\d+$/.test(text)) fail('a decimal integer', JSON.stringify(text));
-        push(decimal(text));
-        break;
-      }
-      case Op.FLOAT: {
-        const text = line().trim();
-        const value = Number(text);
-        if (text === '' || Number.isNaN(value)) fail('a decimal float', JSON.stringify(text));
-        push(value);
-        break;
-      }
-      case Op.BINFLOAT: {
-        need(8);
-        push(view.getFloat64(at, false));
-        at += 8;
-        break;
-      }
-      case Op.SHORT_BINUNICODE:
-        push(utf8.decode(take(u8())));
-        break;
-      case Op.BINUNICODE:
-        push(utf8.decode(take(u32())));
-        break;
-      case Op.BINUNICODE8:
-        push(utf8.decode(take(u64())));
-        break;
-      case Op.UNICODE:
-        push(line());
-        break;
-      case Op.SHORT_BINSTRING:
-        push(latin1.decode(take(u8())));
-        break;
-      case Op.BINSTRING:
-        push(latin1.decode(take(u32())));
-        break;
-      case Op.SHORT_BINBYTES:
-        push(take(u8()).slice());
-        break;
-      case Op.BINBYTES:
-        push(take(u32()).slice());
-        break;
-      case Op.BINBYTES8:
-      case Op.BYTEARRAY8:
-        push(take(u64()).slice());
-        break;
-      case Op.EMPTY_LIST:
-      case Op.EMPTY_TUPLE:
-      case Op.EMPTY_SET:
-        push(made([]));
-        break;
-      case Op.LIST:
-      case Op.TUPLE:
-      case Op.FROZENSET: {
-        const values = popMark();
-        push(made(values, values));
-        break;
-      }
-      case Op.APPEND: {
-        const value = pop();
-        const target = list(top(), 'APPEND');
-        added(target, value);
-        target.push(value);
-        break;
-      }
-      case Op.APPENDS:
-      case Op.ADDITEMS: {
-        const values = popMark();
-        const target = list(top(), op === Op.APPENDS ? 'APPENDS' : 'ADDITEMS');
-        for (const value of values) {
-          added(target, value);
-          target.push(value);
-        }
-        break;
-      }
-      case Op.TUPLE1: {
-        const values = [pop()];
-        push(made(values, values));
-        break;
-      }
-      case Op.TUPLE2: {
-        const b = pop();
-        const a = pop();
-        push(made([a, b], [a, b]));
-        break;
-      }
-      case Op.TUPLE3: {
-        const c = pop();
-        const b = pop();
-        const a = pop();
-        push(made([a, b, c], [a, b, c]));
-        break;
-      }
-      case Op.EMPTY_DICT:
-        push(made(newDict()));
-        break;
-      case Op.DICT: {
-        const pairs = popMark();
-        const target = made(newDict());
-        setItems(target, pairs);
-        push(target);
-        break;
-      }
-      case Op.SETITEM: {
-        const value = pop();
-        const key = pop();
-        setItems(dict(top(), 'SETITEM'), [key, value]);
-        break;
-      }
-      case Op.SETITEMS: {
-        const pairs = popMark();
-        setItems(dict(top(), 'SETITEMS'), pairs);
-        break;
-      }
-      case Op.PUT: {
-        const text = line().trim();
-        if (!/^\d+$/.test(text)) fail('a decimal memo index', JSON.stringify(text));
-        memoPut(Number(text), top());
-        break;
-      }
-      case Op.BINPUT:
-        memoPut(u8(), top());
-        break;
-      case Op.LONG_BINPUT:
-        memoPut(u32(), top());
-        break;
-      case Op.MEMOIZE:
-        memoPut(memo.size, top());
-        break;
-      case Op.GET: {
-        const text = line().trim();
-        if (!/^\d+$/.test(text)) fail('a decimal memo index', JSON.stringify(text));
-        push(memoGet(Number(text)));
-        break;
-      }
-      case Op.BINGET:
-        push(memoGet(u8()));
-        break;
-      case Op.LONG_BINGET:
-        push(memoGet(u32()));
-        break;
-      default: {
-        const code = CODE_OPCODES[op];
-        if (code !== undefined) {
-          fail(
-            'plain data (dict, list, tuple, str, int, float, bool, None)',
-            `opcode ${code}, which would import or call Python code`,
-          );
-        }
-        fail('a pickle opcode', `byte 0x${op.toString(16).padStart(2, '0')}`);
-      }
-    }
-  }
-}
-
+/** A decimal integer: a number when it is safe, else a bigint. */
 function decodeDecimal(text: string): number | bigint {
   const value = BigInt(text);
   return value >= BigInt(Number.MIN_SAFE_INTEGER) && value <= BigInt(Number.MAX_SAFE_INTEGER)
@@ -593,13 +137,270 @@ function decodeDecimal(text: string): number | bigint {
     : value;
 }
 
-/** A short description of a value's Python type, for error messages. */
-export function typeOf(value: UnpickledValue | undefined): string {
-  if (value === undefined) return 'nothing';
-  if (value === null) return 'None';
-  if (Array.isArray(value)) return 'a list';
-  if (value instanceof Uint8Array) return 'bytes';
-  if (typeof value === 'object') return 'a dict';
-  if (typeof value === 'string') return `the string ${JSON.stringify(value.slice(0, 40))}`;
-  return `the ${typeof value} ${String(value)}`;
+/**
+ * Reads one pickled value from `bytes`.
+ *
+ * @throws TraceFormatError (with the byte offset) on a truncated file, an unknown opcode, an opcode
+ * that would run Python code, or a stack that does not match the opcode.
+ */
+export function unpickle(bytes: Uint8Array, options: UnpickleOptions = {}): UnpickledValue {
+  const input = new PickleInput(bytes, options.name ?? 'pickle');
+  const stack = new PickleStack(input, { ...DEFAULT_UNPICKLE_LIMITS, ...options.limits });
+  for (;;) {
+    const op = input.opcode();
+    if (op === Op.STOP) return stack.pop();
+    if (
+      !stackOp(op, input, stack) &&
+      !scalarOp(op, input, stack) &&
+      !containerOp(op, stack) &&
+      !memoOp(op, input, stack)
+    ) {
+      refuse(op, input);
+    }
+  }
+}
+
+/** The opcodes that frame the data or move values on the stack; false when `op` is not one. */
+function stackOp(op: number, input: PickleInput, stack: PickleStack): boolean {
+  switch (op) {
+    case Op.PROTO: {
+      const version = input.u8();
+      if (version > 5) input.fail('pickle protocol 0 to 5', `protocol ${version}`);
+      return true;
+    }
+    case Op.FRAME:
+      input.u64(); // frame length: the data simply follows
+      return true;
+    case Op.MARK:
+      stack.mark();
+      return true;
+    case Op.POP:
+      stack.pop();
+      return true;
+    case Op.POP_MARK:
+      stack.popMark();
+      return true;
+    case Op.DUP:
+      stack.push(stack.top());
+      return true;
+    default:
+      return false;
+  }
+}
+
+/** The opcodes that push a scalar, a string or bytes; false when `op` is not one. */
+function scalarOp(op: number, input: PickleInput, stack: PickleStack): boolean {
+  switch (op) {
+    case Op.NONE:
+      stack.push(null);
+      return true;
+    case Op.NEWTRUE:
+      stack.push(true);
+      return true;
+    case Op.NEWFALSE:
+      stack.push(false);
+      return true;
+    case Op.BININT:
+      stack.push(input.i32());
+      return true;
+    case Op.BININT1:
+      stack.push(input.u8());
+      return true;
+    case Op.BININT2:
+      stack.push(input.u16());
+      return true;
+    case Op.LONG1:
+      stack.push(decodeLong(input.take(input.u8())));
+      return true;
+    case Op.LONG4: {
+      const n = input.u32();
+      const most = stack.limits.maxIntegerBytes;
+      if (n > most) stack.limit('bytes in one integer', most);
+      stack.push(decodeLong(input.take(n)));
+      return true;
+    }
+    case Op.INT: {
+      const text = input.line().trim();
+      if (text === '00') stack.push(false);
+      else if (text === '01') stack.push(true);
+      else if (/^[-+]?\d+$/.test(text)) stack.push(decimal(text, stack));
+      else input.fail('a decimal integer', JSON.stringify(text));
+      return true;
+    }
+    case Op.LONG: {
+      const text = input.line().trim().replace(/L$/, '');
+      if (!/^[-+]?\d+$/.test(text)) input.fail('a decimal integer', JSON.stringify(text));
+      stack.push(decimal(text, stack));
+      return true;
+    }
+    case Op.FLOAT: {
+      const text = input.line().trim();
+      const value = Number(text);
+      if (text === '' || Number.isNaN(value)) input.fail('a decimal float', JSON.stringify(text));
+      stack.push(value);
+      return true;
+    }
+    case Op.BINFLOAT:
+      stack.push(input.f64());
+      return true;
+    default:
+      return textOp(op, input, stack);
+  }
+}
+
+/** The opcodes that push a string or bytes; false when `op` is not one. */
+function textOp(op: number, input: PickleInput, stack: PickleStack): boolean {
+  switch (op) {
+    case Op.SHORT_BINUNICODE:
+      stack.push(utf8.decode(input.take(input.u8())));
+      return true;
+    case Op.BINUNICODE:
+      stack.push(utf8.decode(input.take(input.u32())));
+      return true;
+    case Op.BINUNICODE8:
+      stack.push(utf8.decode(input.take(input.u64())));
+      return true;
+    case Op.UNICODE:
+      stack.push(input.line());
+      return true;
+    case Op.SHORT_BINSTRING:
+      stack.push(latin1.decode(input.take(input.u8())));
+      return true;
+    case Op.BINSTRING:
+      stack.push(latin1.decode(input.take(input.u32())));
+      return true;
+    case Op.SHORT_BINBYTES:
+      stack.push(input.take(input.u8()).slice());
+      return true;
+    case Op.BINBYTES:
+      stack.push(input.take(input.u32()).slice());
+      return true;
+    case Op.BINBYTES8:
+    case Op.BYTEARRAY8:
+      stack.push(input.take(input.u64()).slice());
+      return true;
+    default:
+      return false;
+  }
+}
+
+/** The opcodes that build or fill lists, tuples, sets and dicts; false when `op` is not one. */
+function containerOp(op: number, stack: PickleStack): boolean {
+  switch (op) {
+    case Op.EMPTY_LIST:
+    case Op.EMPTY_TUPLE:
+    case Op.EMPTY_SET:
+      stack.push(stack.made([]));
+      return true;
+    case Op.LIST:
+    case Op.TUPLE:
+    case Op.FROZENSET: {
+      const values = stack.popMark();
+      stack.push(stack.made(values, values));
+      return true;
+    }
+    case Op.APPEND: {
+      const value = stack.pop();
+      const target = stack.list(stack.top(), 'APPEND');
+      stack.added(target, value);
+      target.push(value);
+      return true;
+    }
+    case Op.APPENDS:
+    case Op.ADDITEMS: {
+      const values = stack.popMark();
+      const target = stack.list(stack.top(), op === Op.APPENDS ? 'APPENDS' : 'ADDITEMS');
+      for (const value of values) {
+        stack.added(target, value);
+        target.push(value);
+      }
+      return true;
+    }
+    case Op.TUPLE1:
+    case Op.TUPLE2:
+    case Op.TUPLE3: {
+      const values: UnpickledValue[] = [];
+      for (let n = op - Op.TUPLE1 + 1; n > 0; n--) values.unshift(stack.pop());
+      stack.push(stack.made(values, values));
+      return true;
+    }
+    case Op.EMPTY_DICT:
+      stack.push(stack.made(newDict()));
+      return true;
+    case Op.DICT: {
+      const pairs = stack.popMark();
+      const target = stack.made(newDict());
+      stack.setItems(target, pairs);
+      stack.push(target);
+      return true;
+    }
+    case Op.SETITEM: {
+      const value = stack.pop();
+      const key = stack.pop();
+      stack.setItems(stack.dict(stack.top(), 'SETITEM'), [key, value]);
+      return true;
+    }
+    case Op.SETITEMS: {
+      const pairs = stack.popMark();
+      stack.setItems(stack.dict(stack.top(), 'SETITEMS'), pairs);
+      return true;
+    }
+    default:
+      return false;
+  }
+}
+
+/** The opcodes that store into or read from the memo; false when `op` is not one. */
+function memoOp(op: number, input: PickleInput, stack: PickleStack): boolean {
+  switch (op) {
+    case Op.PUT:
+      stack.memoPut(memoIndex(input), stack.top());
+      return true;
+    case Op.BINPUT:
+      stack.memoPut(input.u8(), stack.top());
+      return true;
+    case Op.LONG_BINPUT:
+      stack.memoPut(input.u32(), stack.top());
+      return true;
+    case Op.MEMOIZE:
+      stack.memoPut(stack.memoSize, stack.top());
+      return true;
+    case Op.GET:
+      stack.push(stack.memoGet(memoIndex(input)));
+      return true;
+    case Op.BINGET:
+      stack.push(stack.memoGet(input.u8()));
+      return true;
+    case Op.LONG_BINGET:
+      stack.push(stack.memoGet(input.u32()));
+      return true;
+    default:
+      return false;
+  }
+}
+
+/** A protocol 0 memo index: a decimal line. */
+function memoIndex(input: PickleInput): number {
+  const text = input.line().trim();
+  if (!/^\d+$/.test(text)) input.fail('a decimal memo index', JSON.stringify(text));
+  return Number(text);
+}
+
+/** A decimal integer within the digits limit. */
+function decimal(text: string, stack: PickleStack): number | bigint {
+  const most = stack.limits.maxIntegerBytes * 3;
+  if (text.length > most) stack.limit('digits in one integer', most);
+  return decodeDecimal(text);
+}
+
+/** Fails on an opcode that is not plain data, naming those that would run Python code. */
+function refuse(op: number, input: PickleInput): never {
+  const code = CODE_OPCODES[op];
+  if (code !== undefined) {
+    input.fail(
+      'plain data (dict, list, tuple, str, int, float, bool, None)',
+      `opcode ${code}, which would import or call Python code`,
+    );
+  }
+  return input.fail('a pickle opcode', `byte 0x${op.toString(16).padStart(2, '0')}`);
 }
