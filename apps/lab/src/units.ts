@@ -1,6 +1,7 @@
 /**
  * Sizes and figures as people read them: `parseSize('16GiB')`, `formatBytes(1.5 * 2 ** 30)`.
  */
+import { formatBytes as formatBinary } from '@allot/core';
 
 /**
  * Size units: SI prefixes are powers of ten (`GB` = 10^9 B, as disk and GPU makers count) and IEC
@@ -37,18 +38,7 @@ export function parseSize(text: string): number | null {
 
 /** `1.50 GiB`, `512 B`: three significant figures in the largest binary unit that fits. */
 export function formatBytes(bytes: number): string {
-  if (!Number.isFinite(bytes)) return String(bytes);
-  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB'];
-  let value = Math.abs(bytes);
-  let unit = 0;
-  while (value >= 1024 && unit < units.length - 1) {
-    value /= 1024;
-    unit++;
-  }
-  const sign = bytes < 0 ? '-' : '';
-  if (unit === 0) return `${sign}${value} B`;
-  const digits = value >= 100 ? 0 : value >= 10 ? 1 : 2;
-  return `${sign}${value.toFixed(digits)} ${units[unit]}`;
+  return formatBinary(bytes, { significantFigures: 3 });
 }
 
 /** `12,345` */

@@ -21,13 +21,7 @@
  * the header, so pick `minBlockSize` to keep `capacity / minBlockSize` reasonable (it must stay
  * below 2^32 − 1, the free-list sentinel).
  */
-import {
-  checkNonNegativeInteger,
-  checkSize,
-  InvalidArgumentError,
-  isPowerOfTwo,
-  log2OfPowerOfTwo,
-} from '@allot/core';
+import { checkRange, InvalidArgumentError, isPowerOfTwo, log2OfPowerOfTwo } from '@allot/core';
 
 /** Identifies an initialised buddy state buffer (`'BDDY'`). */
 export const STATE_MAGIC = 0x42444459;
@@ -152,16 +146,7 @@ export interface BuddyConfig {
 
 /** Checks `options` and derives the heap's configuration. Throws `InvalidArgumentError`. */
 export function resolveConfig(options: BuddyOptions): BuddyConfig {
-  if (typeof options !== 'object' || options === null) {
-    throw new InvalidArgumentError('options', options, 'an object with a capacity');
-  }
-  const { capacity } = options;
-  checkSize(capacity, 'capacity');
-  const base = options.base ?? 0;
-  checkNonNegativeInteger(base, 'base');
-  if (base + capacity > Number.MAX_SAFE_INTEGER + 1) {
-    throw new InvalidArgumentError('capacity', capacity, 'base + capacity ≤ 2^53');
-  }
+  const { capacity, base } = checkRange(options);
   const minBlockSize = options.minBlockSize ?? defaultMinBlockSize(capacity);
   if (!isPowerOfTwo(minBlockSize)) {
     throw new InvalidArgumentError('minBlockSize', minBlockSize, 'a power of two number of bytes');

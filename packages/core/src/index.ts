@@ -16,7 +16,7 @@ export {
   type OutOfMemoryReason,
   UnsupportedError,
 } from './errors';
-export { formatBytes } from './format';
+export { type FormatBytesOptions, formatBytes } from './format';
 export {
   type HostRegion,
   type HostSource,
@@ -29,8 +29,10 @@ export { labelledLayout, sumUsage } from './usage';
 export {
   alignDown,
   alignUp,
+  type CheckedRange,
   checkAlignment,
   checkNonNegativeInteger,
+  checkRange,
   checkRequest,
   checkSize,
   isAligned,

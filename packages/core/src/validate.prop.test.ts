@@ -5,6 +5,7 @@ import { formatBytes } from './format';
 import {
   alignDown,
   alignUp,
+  checkRange,
   checkRequest,
   isPowerOfTwo,
   log2OfPowerOfTwo,
@@ -81,5 +82,43 @@ describe('formatBytes', () => {
     expect(formatBytes(1536)).toBe('1.50 KiB');
     expect(formatBytes(20 * 2 ** 20)).toBe('20.00 MiB');
     expect(formatBytes(2 ** 48)).toBe('256.00 TiB');
+  });
+
+  it('rounds to significant figures when asked', () => {
+    const three = { significantFigures: 3 };
+    expect(formatBytes(512, three)).toBe('512 B');
+    expect(formatBytes(1536, three)).toBe('1.50 KiB');
+    expect(formatBytes(14.23 * 2 ** 30, three)).toBe('14.2 GiB');
+    expect(formatBytes(2 ** 48, three)).toBe('256 TiB');
+    expect(formatBytes(-1536, { significantFigures: 2 })).toBe('-1.5 KiB');
+  });
+});
+
+describe('checkRange', () => {
+  it('returns the range, base 0 by default, up to an end of exactly 2^53', () => {
+    expect(checkRange({ capacity: 4096 })).toEqual({ capacity: 4096, base: 0 });
+    expect(checkRange({ capacity: 2 ** 52, base: 2 ** 52 })).toEqual({
+      capacity: 2 ** 52,
+      base: 2 ** 52,
+    });
+  });
+
+  it('names the option at fault', () => {
+    const refused = (options: unknown) => {
+      try {
+        checkRange(options as { capacity: number });
+      } catch (error) {
+        expect(error).toBeInstanceOf(InvalidArgumentError);
+        return (error as InvalidArgumentError).argument;
+      }
+      return null;
+    };
+    expect(refused(null)).toBe('options');
+    expect(refused(7)).toBe('options');
+    expect(refused({})).toBe('capacity');
+    expect(refused({ capacity: 0 })).toBe('capacity');
+    expect(refused({ capacity: 1.5 })).toBe('capacity');
+    expect(refused({ capacity: 64, base: -1 })).toBe('base');
+    expect(refused({ capacity: 2 ** 52 + 1, base: 2 ** 52 })).toBe('capacity');
   });
 });

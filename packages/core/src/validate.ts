@@ -83,3 +83,34 @@ export function checkNonNegativeInteger(value: number, argument: string): void {
     throw new InvalidArgumentError(argument, value, 'a non-negative safe integer');
   }
 }
+
+/** The range an allocator manages, as {@link checkRange} read it from its options. */
+export interface CheckedRange {
+  readonly capacity: number;
+  readonly base: number;
+}
+
+/**
+ * Checks the options of an allocator over `[base, base + capacity)`: an object whose `capacity` is
+ * a positive safe integer and whose `base` (0 when absent) is a non-negative safe integer, with the
+ * end of the range at most 2^53 so every address in it is exact. Returns the two.
+ *
+ * @throws InvalidArgumentError naming the first option at fault.
+ */
+export function checkRange(options: {
+  readonly capacity: number;
+  readonly base?: number;
+}): CheckedRange {
+  if (typeof options !== 'object' || options === null) {
+    throw new InvalidArgumentError('options', options, 'an object with a capacity');
+  }
+  const { capacity } = options;
+  checkSize(capacity, 'capacity');
+  const base = options.base ?? 0;
+  checkNonNegativeInteger(base, 'base');
+  // 2^53 − base is exact; base + capacity could round down to 2^53.
+  if (capacity > 2 ** 53 - base) {
+    throw new InvalidArgumentError('capacity', capacity, 'base + capacity ≤ 2^53');
+  }
+  return { capacity, base };
+}

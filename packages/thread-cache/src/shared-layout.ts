@@ -20,12 +20,7 @@
  */
 
 import { buddyStateBytes } from '@allot/buddy';
-import {
-  checkNonNegativeInteger,
-  checkSize,
-  InvalidArgumentError,
-  isPowerOfTwo,
-} from '@allot/core';
+import { checkRange, InvalidArgumentError, isPowerOfTwo } from '@allot/core';
 import { defaultThreadCacheSizeClasses, MIN_OBJECTS_PER_SPAN, UNIT_BYTES } from './size-classes';
 
 /** Identifies an initialised shared-heap state buffer (`'TCSH'`). */
@@ -217,16 +212,7 @@ const MAX_UNITS = 2 ** 32 - 1;
 
 /** Checks `options` and derives the layout. Throws `InvalidArgumentError`. */
 export function resolveConfig(options: SharedHeapOptions): SharedHeapConfig {
-  if (typeof options !== 'object' || options === null) {
-    throw new InvalidArgumentError('options', options, 'an object with a capacity');
-  }
-  const { capacity } = options;
-  checkSize(capacity, 'capacity');
-  const base = options.base ?? 0;
-  checkNonNegativeInteger(base, 'base');
-  if (base + capacity > Number.MAX_SAFE_INTEGER + 1) {
-    throw new InvalidArgumentError('capacity', capacity, 'base + capacity ≤ 2^53');
-  }
+  const { capacity, base } = checkRange(options);
   const spanSize =
     options.spanSize ?? Math.min(DEFAULT_SPAN_SIZE, largestPowerOfTwoAtMost(capacity));
   if (
