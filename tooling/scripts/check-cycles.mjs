@@ -9,20 +9,11 @@
  */
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
+import { sourceFiles } from './source-files.mjs';
 
 const root = join(import.meta.dirname, '..', '..');
 const IMPORT =
   /(?:^|[\s;])(?:import|export)\s[^'"`;]*?from\s*['"](\.[^'"]+)['"]|import\s*\(?\s*['"](\.[^'"]+)['"]/g;
-
-function sourceFiles(dir) {
-  const files = [];
-  for (const name of readdirSync(dir)) {
-    const path = join(dir, name);
-    if (statSync(path).isDirectory()) files.push(...sourceFiles(path));
-    else if (/\.(ts|mts|cts)$/.test(name) && !/\.test\.ts$|\.d\.ts$/.test(name)) files.push(path);
-  }
-  return files;
-}
 
 function resolveImport(from, specifier) {
   const base = resolve(dirname(from), specifier);
