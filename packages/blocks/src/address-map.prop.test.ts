@@ -1,3 +1,4 @@
+import { assertInBatches } from '@allot/testkit';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { AddressMap } from './address-map';
@@ -18,13 +19,13 @@ const address = fc
   .map(([base, k, stride]) => Math.min(base + k * stride, Number.MAX_SAFE_INTEGER));
 
 describe('AddressMap', () => {
-  it('agrees with Map', () => {
+  it('agrees with Map', async () => {
     const op = fc.oneof(
       fc.record({ kind: fc.constant('set' as const), address, value: fc.nat({ max: 2 ** 30 }) }),
       fc.record({ kind: fc.constant('take' as const), address }),
       fc.record({ kind: fc.constant('takeLive' as const), pick: fc.nat() }),
     );
-    fc.assert(
+    await assertInBatches(
       fc.property(fc.array(op, { maxLength: 400 }), (ops) => {
         const map = new AddressMap(8);
         const model = new Map<number, number>();

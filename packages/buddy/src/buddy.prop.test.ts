@@ -8,6 +8,7 @@
  * Runs: FC_NUM_RUNS (default 100, 1,000 under ALLOT_FUZZ=1); FC_SEED and FC_PATH replay a failure.
  */
 import { InvalidFreeError, type LayoutBlock } from '@allot/core';
+import { assertInBatches } from '@allot/testkit';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { type Buddy, buddy } from './buddy';
@@ -239,8 +240,8 @@ function unitOf(config: Config): number {
 }
 
 describe('buddy properties', () => {
-  it('keeps blocks aligned, merged and accounted; refuses only when no block is large enough', () => {
-    fc.assert(
+  it('keeps blocks aligned, merged and accounted; refuses only when no block is large enough', async () => {
+    await assertInBatches(
       fc.property(
         configArbitrary,
         fc.array(commandArbitrary, { maxLength: 80 }),
@@ -252,8 +253,8 @@ describe('buddy properties', () => {
     );
   });
 
-  it('is one heap through two views of a shared state buffer, and deterministic', () => {
-    fc.assert(
+  it('is one heap through two views of a shared state buffer, and deterministic', async () => {
+    await assertInBatches(
       fc.property(
         configArbitrary,
         fc.array(commandArbitrary, { maxLength: 60 }),
@@ -271,13 +272,13 @@ describe('buddy properties', () => {
     );
   });
 
-  it('serves large capacities (2^40 and more) at addresses above 2^32', () => {
+  it('serves large capacities (2^40 and more) at addresses above 2^32', async () => {
     const configs = fc.record({
       capacityShift: fc.integer({ min: 40, max: 48 }),
       unitShift: fc.integer({ min: 24, max: 36 }),
       base: fc.constantFrom(2 ** 32, 2 ** 44, 2 ** 52),
     });
-    fc.assert(
+    await assertInBatches(
       fc.property(configs, fc.array(commandArbitrary, { maxLength: 60 }), (c, commands) => {
         const config: Config = {
           capacity: 2 ** c.capacityShift + 2 ** c.unitShift * 3,

@@ -10,6 +10,7 @@
  */
 import { buddy } from '@allot/buddy';
 import { type Allocator, InvalidFreeError } from '@allot/core';
+import { assertInBatches } from '@allot/testkit';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { defaultSizeClasses, transformerSizeClasses } from './size-classes';
@@ -269,15 +270,15 @@ function run(config: Config, commands: readonly Command[]): void {
 }
 
 describe('slab properties', () => {
-  it('keeps objects apart, classes exact and figures true to a model', () => {
-    fc.assert(
+  it('keeps objects apart, classes exact and figures true to a model', async () => {
+    await assertInBatches(
       fc.property(configArbitrary, fc.array(commandArbitrary, { maxLength: 80 }), run),
       parameters,
     );
   });
 
-  it('sends every request above the largest class away with null', () => {
-    fc.assert(
+  it('sends every request above the largest class away with null', async () => {
+    await assertInBatches(
       fc.property(configArbitrary, fc.integer({ min: 1, max: 2 ** 40 }), (config, extra) => {
         const source = buddy({ capacity: 2 ** 24, base: BASE, minBlockSize: 4096 });
         const objects = slab({ upstream: source, ...config });

@@ -1,3 +1,4 @@
+export { assertInBatches, batchParameters, inBatches, RUNS_PER_BATCH } from './batches';
 export {
   type ConformanceProperty,
   checkConformance,

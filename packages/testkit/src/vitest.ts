@@ -8,42 +8,30 @@
  */
 import type { Allocator } from '@allot/core';
 import { describe, it } from 'vitest';
+import { inBatches } from './batches';
 import { checkConformance, propertyParameters } from './check-conformance';
 import { type CompactionCheckOptions, checkCompaction } from './compaction';
 import type { ConformanceOptions } from './options';
 
 /**
- * Runs per batch of a long property run. The event loop is let go between batches: vitest's worker
- * answers its runner only then, and one synchronous body of over 60 s (20,000 fuzzing runs) trips
- * its RPC timeout and fails the run although every property held.
- */
-export const RUNS_PER_BATCH = 500;
-
-/**
  * `checkConformance` in batches of {@link RUNS_PER_BATCH} runs, batch `i` seeded `seed + i` (or
- * fresh seeds when fuzzing without one); a run with a replay path runs as it is.
+ * fresh seeds when fuzzing without one), so a long run keeps the vitest worker answering; a run
+ * with a replay path runs as it is.
  */
-async function checkInBatches<A extends Allocator>(
+function checkInBatches<A extends Allocator>(
   options: ConformanceOptions<A>,
   property: 'model' | 'determinism',
 ): Promise<void> {
-  const params = propertyParameters(options);
-  const total = params.numRuns ?? 100;
-  if (total <= RUNS_PER_BATCH || params.path !== undefined) {
-    checkConformance(options, property);
-    return;
-  }
-  for (let done = 0, batch = 0; done < total; done += RUNS_PER_BATCH, batch++) {
+  return inBatches(propertyParameters(options), (batch) =>
     checkConformance(
       {
         ...options,
-        numRuns: Math.min(RUNS_PER_BATCH, total - done),
-        ...(params.seed === undefined ? {} : { seed: params.seed + batch }),
+        ...(batch.numRuns === undefined ? {} : { numRuns: batch.numRuns }),
+        ...(batch.seed === undefined ? {} : { seed: batch.seed }),
       },
       property,
-    );
-    await new Promise((resolve) => setImmediate(resolve));
-  }
+    ),
+  );
 }
 
 export function describeConformance<A extends Allocator>(options: ConformanceOptions<A>): void {
@@ -66,6 +54,7 @@ export function describeCompaction(options: CompactionCheckOptions): void {
   });
 }
 
+export { assertInBatches, RUNS_PER_BATCH } from './batches';
 export { checkConformance } from './check-conformance';
 export { checkCompaction } from './compaction';
 export type * from './options';
