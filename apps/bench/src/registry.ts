@@ -3,15 +3,17 @@
  * `(capacity, profile) => allocator`.
  *
  * The allot rows are the strategies of `@allot/lab/strategies`, the one table the lab's rows come
- * from too (recipes and constants); adding an allot row is adding a strategy there. The peers are
- * listed here. Every row is built with alignment 8 (where it takes one) and base 0, so capacities and
+ * from too (recipes and constants); adding an allot row is adding a strategy there. The caching
+ * pool (the row whose pairs are cache hits) and the peers are listed here. Every row is built with alignment 8 (where it takes one) and base 0, so capacities and
  * high-water marks compare across rows.
  *
  * The peers' packages are imported when their row loads, by a specifier held in a variable: a peer
  * that is not installed or fails to load is skipped with a message saying which, and the rest of the
  * run goes on.
  */
+import { cachingPool } from '@allot/caching';
 import { SLAB_MAX_REQUEST, STRATEGIES, type Strategy } from '@allot/lab/strategies';
+import { addressSource } from '@allot/workloads';
 import { AS_TLSF_MAX_CAPACITY, asTlsf, compileAsTlsf } from './as-tlsf';
 import type { BenchAllocator } from './bench-allocator';
 import { bump } from './bump';
@@ -50,6 +52,8 @@ export interface AllocatorEntry {
 export class RowUnavailableError extends Error {}
 
 const MAX_CAPACITY = 2 ** 48;
+/** A caching row's timing capacity: its address-only source gets no limit. */
+const UNLIMITED_POOL = 2 ** 48;
 
 type Module = Record<string, unknown>;
 
@@ -96,6 +100,19 @@ export const ALLOCATORS: readonly AllocatorEntry[] = [
   ...STRATEGIES.map((entry) =>
     strategyRow(entry, entry.maxRequest === undefined ? undefined : smallOnly),
   ),
+  {
+    name: 'caching',
+    recipe:
+      "cachingPool({ source: addressSource({ limit: capacity }) }): PyTorch's defaults over an " +
+      'address-only source (no bytes behind it); a same-size pair is a cache hit',
+    // Segments are 2 MiB at least and cost nothing here: time it without a limit.
+    timingCapacity: () => UNLIMITED_POOL,
+    load: async () => (capacity) =>
+      cachingPool({
+        source: addressSource(capacity >= UNLIMITED_POOL ? {} : { limit: capacity }),
+        config: '',
+      }),
+  },
   {
     name: 'as-tlsf',
     recipe:

@@ -298,8 +298,7 @@ export const TARGETS: readonly Target[] = [
   relativeTo('slab', 'bump', 'pairs-64', 1.5, I15, 'ns/op against the floor'),
   ...[...FITS, 'buddy', 'slab'].map((a) => growth(a, 'mix-5k', 'mix-100k', 1.5, I15)),
   ...[...FITS, 'buddy', 'slab'].map((a) => memoryNoWorse(a, I15)),
-  // Same-size pairs through a caching pool are cache hits after the first; "not measured" until
-  // the bench has a `caching` row.
+  // Same-size pairs through a caching pool are cache hits after the first.
   pairAtMost('caching', 'pairs-64', 60, I15),
 ];
 
