@@ -24,7 +24,9 @@ export function runWorker(
   return new Promise((resolve) => {
     const report: WorkerReport = { results: [], skipped: [], errors: [] };
     const child = fork(workerPath(), [], {
-      execArgv: ['--expose-gc'],
+      // --no-liftoff: the wasm peer runs optimised code from its first call, not baseline code
+      // until a background tier-up completes (see the README's Design section).
+      execArgv: ['--expose-gc', '--no-liftoff'],
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
     let done = false;

@@ -3,7 +3,8 @@
  *
  * One process per allocator keeps the replay loop's call sites monomorphic: only this allocator's
  * `allocate` and `free` ever run through them, as in an application that uses one allocator.
- * Started by the bench CLI with `--expose-gc` (a collection runs before each timed run).
+ * Started by the bench CLI with `--expose-gc` (a collection runs before each timed run) and
+ * `--no-liftoff` (the wasm peer optimised from its first call).
  */
 import { measureCell } from './measure';
 import type { RunRequest, WorkerMessage } from './protocol';
