@@ -46,7 +46,7 @@ export interface AllocatorSettings {
   /** Grow one segment per pool and stream in place (`expandable_segments`). @defaultValue false */
   readonly expandableSegments: boolean;
   /**
-   * Fraction (0, 1] of the total memory the pool may reserve (`per_process_memory_fraction`);
+   * Fraction [0, 1] of the total memory the pool may reserve (`per_process_memory_fraction`);
    * `undefined` for no cap.
    * @defaultValue undefined
    */

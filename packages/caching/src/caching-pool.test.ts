@@ -383,6 +383,21 @@ describe('the out-of-memory path', () => {
     expect(source.log).toEqual(['acquire 40 MiB']);
   });
 
+  it('takes a memory fraction of 0, as PyTorch does: nothing can be reserved', () => {
+    const source = recordingSource();
+    const pool = cachingPool({
+      source,
+      config: 'per_process_memory_fraction:0',
+      totalMemory: 64 * MiB,
+    });
+    expect(pool.allowedMemoryBytes).toBe(0);
+    expect(pool.allocate(512)).toBeNull();
+    expect(source.log).toEqual([]);
+    expect(() =>
+      cachingPool({ source, config: '', totalMemory: MiB, memoryFraction: -0.1 }),
+    ).toThrow(InvalidArgumentError);
+  });
+
   it('refuses a memory fraction without a total', () => {
     expect(() =>
       cachingPool({ source: recordingSource(), config: '', memoryFraction: 0.5 }),

@@ -41,7 +41,7 @@ export interface CachingPoolOptions {
    */
   readonly totalMemory?: number;
   /**
-   * Fraction (0, 1] of `totalMemory` the pool may reserve, like
+   * Fraction [0, 1] of `totalMemory` the pool may reserve, like
    * `torch.cuda.set_per_process_memory_fraction`; overrides `per_process_memory_fraction`. Needs
    * `totalMemory`. Garbage collection (`garbage_collection_threshold`) runs only under a fraction.
    * @defaultValue no cap
@@ -182,10 +182,13 @@ export class PoolCore {
     this.idle = this.decayMs === undefined ? null : new Set();
   }
 
-  /** Caps reserved bytes at `fraction` × `totalMemory`. */
+  /**
+   * Caps reserved bytes at `fraction` × `totalMemory`. A fraction of 0 is allowed, as in PyTorch's
+   * `set_per_process_memory_fraction`: the pool may then reserve nothing.
+   */
   setMemoryFraction(fraction: number): void {
-    if (!(fraction > 0 && fraction <= 1)) {
-      throw new InvalidArgumentError('memoryFraction', fraction, 'a number in (0, 1]');
+    if (!(fraction >= 0 && fraction <= 1)) {
+      throw new InvalidArgumentError('memoryFraction', fraction, 'a number in [0, 1]');
     }
     if (this.totalMemory === NO_CAP) {
       throw new InvalidArgumentError('memoryFraction', fraction, 'a pool created with totalMemory');
