@@ -237,8 +237,19 @@ for (const { dir, json } of apps) {
         throw new Error(`npx ${args.join(' ')} printed no '${expected}':\n${output}`);
       }
     }
+    // Library entries an app publishes beside its commands (the lab's strategy table) import.
+    const subpaths = Object.keys(json.exports ?? {}).filter((key) => key !== './package.json');
+    for (const subpath of subpaths) {
+      const specifier = `${name}${subpath.slice(1)}`;
+      const script = `const m = await import(${JSON.stringify(specifier)}); console.log('exports:', Object.keys(m).length);`;
+      const output = run('node', ['--input-type=module', '-e', script], project);
+      if (!/exports: [1-9]/.test(output)) {
+        throw new Error(`import('${specifier}') exported nothing:\n${output}`);
+      }
+    }
+    const entries = subpaths.length > 0 ? `, ${subpaths.length} library entry imported` : '';
     console.log(
-      `✓ ${name}  publint, installed from ${deps.length} tarball(s), ${checks.length} commands through npx (${((Date.now() - started) / 1000).toFixed(1)} s)`,
+      `✓ ${name}  publint, installed from ${deps.length} tarball(s), ${checks.length} commands through npx${entries} (${((Date.now() - started) / 1000).toFixed(1)} s)`,
     );
   } catch (error) {
     failures++;
