@@ -7,7 +7,7 @@
 // (`@allot/cuda/caching`) are then smoke-tested after the optional peers are added. For the
 // packages with native code, a child process checks that importing them loads no native add-on.
 // Published apps with a `bin` (the lab) are installed the same way and their commands run through
-// npx from the empty project.
+// npx from the empty project; the library entries they export (`@allot/lab/strategies`) import.
 // Usage: node tooling/scripts/check-packages.mjs [@allot/name ...]   (packages must be built)
 import { execFileSync } from 'node:child_process';
 import {
