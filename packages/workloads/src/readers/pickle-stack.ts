@@ -18,10 +18,20 @@ export class PickleStack {
   private readonly stack: UnpickledValue[] = [];
   /** Stack positions of the MARKs, innermost last. */
   private readonly marks: number[] = [];
-  private readonly memo = new Map<number, UnpickledValue>();
-  /** Per container: its size after memo expansion (itself and everything under it) and depth. */
-  private readonly sizes = new WeakMap<object, number>();
-  private readonly depths = new WeakMap<object, number>();
+  /**
+   * The memo: dense indices (what `BINPUT` and `MEMOIZE` write) in an array, any other index in a
+   * map. A `Map` of every entry cost an eighth of the reading time of a large snapshot.
+   */
+  private readonly memoDense: (UnpickledValue | undefined)[] = [];
+  private readonly memoSparse = new Map<number, UnpickledValue>();
+  private memoEntries = 0;
+  /**
+   * Per container: its size after memo expansion (itself and everything under it) and depth. Plain
+   * maps: the containers live as long as the reading anyway, and weak maps made the collector
+   * take a quarter of the time on a large snapshot.
+   */
+  private readonly sizes = new Map<object, number>();
+  private readonly depths = new Map<object, number>();
   private containers = 0;
   private items = 0;
   private expanded = 0;
@@ -143,19 +153,35 @@ export class PickleStack {
 
   /** Entries in the memo (the index `MEMOIZE` stores at). */
   get memoSize(): number {
-    return this.memo.size;
+    return this.memoEntries;
   }
 
   memoPut(index: number, value: UnpickledValue): void {
-    if (this.memo.size >= this.maxMemo && !this.memo.has(index)) {
-      this.limit('memo entries', this.maxMemo);
+    const dense = this.memoDense;
+    if (index < dense.length) {
+      dense[index] = value;
+      return;
     }
-    this.memo.set(index, value);
+    const present = this.memoSparse.has(index);
+    if (!present) {
+      if (this.memoEntries >= this.maxMemo) this.limit('memo entries', this.maxMemo);
+      this.memoEntries++;
+    }
+    if (index === dense.length) {
+      // The dense part grows one index at a time, so no index it covers stays in the map.
+      if (present) this.memoSparse.delete(index);
+      dense.push(value);
+    } else {
+      this.memoSparse.set(index, value);
+    }
   }
 
   memoGet(index: number): UnpickledValue {
-    if (!this.memo.has(index)) this.input.fail('a memo index that was stored', `index ${index}`);
-    return this.memo.get(index)!;
+    if (index < this.memoDense.length) return this.memoDense[index] as UnpickledValue;
+    if (!this.memoSparse.has(index)) {
+      this.input.fail('a memo index that was stored', `index ${index}`);
+    }
+    return this.memoSparse.get(index)!;
   }
 
   /** Stack position of the innermost MARK, or 0. */

@@ -120,7 +120,14 @@ const latin1 = new TextDecoder('latin1');
 
 /** Two's complement little-endian integer of `bytes` (Python's `LONG1`/`LONG4` payload). */
 function decodeLong(bytes: Uint8Array): number | bigint {
-  if (bytes.length === 0) return 0;
+  const n = bytes.length;
+  if (n === 0) return 0;
+  if (n <= 6) {
+    // Up to 48 bits: exact in a double (addresses and sizes in a snapshot are 5 or 6 bytes).
+    let value = 0;
+    for (let i = n - 1; i >= 0; i--) value = value * 256 + bytes[i]!;
+    return bytes[n - 1]! >= 0x80 ? value - 2 ** (8 * n) : value;
+  }
   let value = 0n;
   for (let i = bytes.length - 1; i >= 0; i--) value = (value << 8n) | BigInt(bytes[i]!);
   if (bytes[bytes.length - 1]! >= 0x80) value -= 1n << BigInt(8 * bytes.length);
