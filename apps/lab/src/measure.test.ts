@@ -1,3 +1,4 @@
+import { defaultSizeClasses } from '@allot/slab';
 import { inferenceServing, larson, TraceBuilder } from '@allot/workloads';
 import { describe, expect, it } from 'vitest';
 import { LAYOUT_BLOCK_BUDGET, layoutView, measureRow, peakEventIndex } from './measure';
@@ -42,6 +43,16 @@ describe('measureRow', () => {
       expect(again.peakReservedBytes).toBe(result.peakReservedBytes);
     },
   );
+
+  it('gives the slab row room for a slab of every class without --capacity', () => {
+    // One small block of each default class: little live, but a slab (64 KiB or more) per class.
+    const builder = new TraceBuilder();
+    for (const size of defaultSizeClasses) builder.alloc(Math.max(1, size - 3));
+    const many = builder.build('one of each class');
+    const result = measureRow(many, findRow('slab')!, profileOf(many), null, { skipTiming: true });
+    expect(result.failures).toBe(0);
+    expect(result.peakReservedBytes).toBeGreaterThan(defaultSizeClasses.length * 64 * 1024);
+  });
 
   it('counts failures under a capacity too small and reports the first', () => {
     const small = larson({ operations: 2000, seed: 2 });

@@ -66,9 +66,12 @@ export interface LabRow {
 
 const MIB = 2 ** 20;
 
-/** Capacity of a range without `--capacity`: 4 × peak live, a power of two, at least 1 MiB. */
-export function defaultRangeCapacity(profile: TraceProfile): number {
-  return nextPowerOfTwo(Math.max(4 * profile.peakLiveBytes, 2 * profile.maxSize, MIB));
+/**
+ * Capacity of a range without `--capacity`: 4 × peak live, a power of two, at least 1 MiB, plus
+ * what the strategy holds whatever the workload (`headroom`: slab's one slab per size class).
+ */
+export function defaultRangeCapacity(profile: TraceProfile, headroom = 0): number {
+  return nextPowerOfTwo(Math.max(4 * profile.peakLiveBytes, 2 * profile.maxSize, MIB) + headroom);
 }
 
 /** A layout with every segment clipped at `base + extent` (the free tail of a range dropped). */
@@ -164,7 +167,7 @@ function strategyRow(strategy: Strategy): LabRow {
       strategy.layered ? '; reserved = the range’s high-water mark, slabs included' : ''
     }`,
     create: (_trace, profile, capacity) => {
-      const bytes = capacity ?? defaultRangeCapacity(profile);
+      const bytes = capacity ?? defaultRangeCapacity(profile, strategy.headroom);
       return strategy.layered
         ? layeredInstance(strategy, bytes)
         : rangeInstance(strategy.build(bytes));

@@ -46,11 +46,23 @@ export interface Strategy {
   readonly layered: boolean;
   /** Largest request it serves, when it has a limit below its capacity. */
   readonly maxRequest?: number;
+  /**
+   * Bytes it may hold beyond its live blocks whatever the workload (slab: one slab of every size
+   * class), for a default capacity that does not run out on a small trace.
+   */
+  readonly headroom?: number;
   /** Builds it over `capacity` bytes; `wrapRange` wraps the inner range of a layered strategy. */
   build(capacity: number, wrapRange?: RangeWrapper): Allocator;
 }
 
 const same: RangeWrapper = (range) => range;
+
+/** Bytes of one slab of every default size class (slabs grow to hold at least four objects). */
+function slabBytesPerClass(): number {
+  // Nothing is taken from the upstream until the first allocation.
+  const probe = slab({ upstream: buddy({ capacity: 2 ** 20 }) });
+  return probe.classStats().reduce((sum, c) => sum + c.slabBytes, 0);
+}
 
 /** Every strategy, in table order. */
 export const STRATEGIES: readonly Strategy[] = [
@@ -109,6 +121,7 @@ export const STRATEGIES: readonly Strategy[] = [
     inLabTable: false,
     layered: true,
     maxRequest: SLAB_MAX_REQUEST,
+    headroom: slabBytesPerClass(),
     build: (capacity, wrapRange = same) => slab({ upstream: wrapRange(buddy({ capacity })) }),
   },
   {
