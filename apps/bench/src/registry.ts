@@ -85,12 +85,23 @@ const smallOnly = (profile: WorkloadProfile): string | null =>
     ? `requests up to ${profile.maxSize} B exceed the slab row's ${SLAB_MAX_REQUEST} B`
     : null;
 
-/** An allot strategy's row: name and recipe from the shared table. */
+/**
+ * An allot strategy's row: name and recipe from the shared table; a strategy with headroom (slab's
+ * one slab per class) gets it on top of the default timing capacity, so small traces do not time
+ * failed allocations.
+ */
 function strategyRow(entry: Strategy, skips?: AllocatorEntry['skips']): AllocatorEntry {
+  const headroom = entry.headroom;
   return {
     name: entry.name,
     recipe: `${entry.recipe} (${entry.summary})`,
     ...(skips ? { skips } : {}),
+    ...(headroom === undefined
+      ? {}
+      : {
+          timingCapacity: (profile: WorkloadProfile) =>
+            2 ** Math.ceil(Math.log2(defaultTimingCapacity(profile) + headroom)),
+        }),
     load: async () => (capacity) => entry.build(capacity),
   };
 }
