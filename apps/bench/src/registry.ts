@@ -12,7 +12,7 @@
  * run goes on.
  */
 import { cachingPool } from '@allot/caching';
-import { SLAB_MAX_REQUEST, STRATEGIES, type Strategy } from '@allot/lab/strategies';
+import { STRATEGIES, type Strategy } from '@allot/lab/strategies';
 import { addressSource } from '@allot/workloads';
 import { AS_TLSF_MAX_CAPACITY, asTlsf, compileAsTlsf } from './as-tlsf';
 import type { BenchAllocator } from './bench-allocator';
@@ -51,9 +51,8 @@ export interface AllocatorEntry {
 /** A peer's package is missing or does not export what the row needs. */
 export class RowUnavailableError extends Error {}
 
+/** Largest capacity of a row without its own limit; the caching row's source takes it as none. */
 const MAX_CAPACITY = 2 ** 48;
-/** A caching row's timing capacity: its address-only source gets no limit. */
-const UNLIMITED_POOL = 2 ** 48;
 
 type Module = Record<string, unknown>;
 
@@ -80,22 +79,25 @@ export function defaultTimingCapacity(profile: WorkloadProfile): number {
   return 2 ** Math.ceil(Math.log2(wanted));
 }
 
-const smallOnly = (profile: WorkloadProfile): string | null =>
-  profile.maxSize > SLAB_MAX_REQUEST
-    ? `requests up to ${profile.maxSize} B exceed the slab row's ${SLAB_MAX_REQUEST} B`
-    : null;
+/** Skips the workloads with a request above `maxRequest` (the largest a row serves). */
+const requestsUpTo =
+  (maxRequest: number) =>
+  (profile: WorkloadProfile): string | null =>
+    profile.maxSize > maxRequest
+      ? `requests up to ${profile.maxSize} B exceed the row's ${maxRequest} B`
+      : null;
 
 /**
  * An allot strategy's row: name and recipe from the shared table; a strategy with headroom (slab's
  * one slab per class) gets it on top of the default timing capacity, so small traces do not time
  * failed allocations.
  */
-function strategyRow(entry: Strategy, skips?: AllocatorEntry['skips']): AllocatorEntry {
-  const headroom = entry.headroom;
+function strategyRow(entry: Strategy): AllocatorEntry {
+  const { headroom, maxRequest } = entry;
   return {
     name: entry.name,
     recipe: `${entry.recipe} (${entry.summary})`,
-    ...(skips ? { skips } : {}),
+    ...(maxRequest === undefined ? {} : { skips: requestsUpTo(maxRequest) }),
     ...(headroom === undefined
       ? {}
       : {
@@ -108,19 +110,17 @@ function strategyRow(entry: Strategy, skips?: AllocatorEntry['skips']): Allocato
 
 /** Every row, in the order of the tables. */
 export const ALLOCATORS: readonly AllocatorEntry[] = [
-  ...STRATEGIES.map((entry) =>
-    strategyRow(entry, entry.maxRequest === undefined ? undefined : smallOnly),
-  ),
+  ...STRATEGIES.map(strategyRow),
   {
     name: 'caching',
     recipe:
       "cachingPool({ source: addressSource({ limit: capacity }) }): PyTorch's defaults over an " +
       'address-only source (no bytes behind it); a same-size pair is a cache hit',
     // Segments are 2 MiB at least and cost nothing here: time it without a limit.
-    timingCapacity: () => UNLIMITED_POOL,
+    timingCapacity: () => MAX_CAPACITY,
     load: async () => (capacity) =>
       cachingPool({
-        source: addressSource(capacity >= UNLIMITED_POOL ? {} : { limit: capacity }),
+        source: addressSource(capacity >= MAX_CAPACITY ? {} : { limit: capacity }),
         config: '',
       }),
   },
