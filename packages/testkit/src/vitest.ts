@@ -54,7 +54,7 @@ export function describeCompaction(options: CompactionCheckOptions): void {
   });
 }
 
-export { assertInBatches, RUNS_PER_BATCH } from './batches';
+export { RUNS_PER_BATCH } from './batches';
 export { checkConformance } from './check-conformance';
 export { checkCompaction } from './compaction';
 export type * from './options';
