@@ -66,6 +66,24 @@ describe('bestFit', () => {
     expect(a.allocate(8)).toBeNull();
   });
 
+  it('good fit keeps a split block one class high until a search finds it short', () => {
+    // 2^20 is a class boundary: the first split leaves 2^20 − 64, a class lower, filed where it was.
+    const a = goodFit({ capacity: 2 ** 20, base: BASE });
+    expect(a.allocate(64)).toBe(BASE);
+    expect(a.usage().largestFreeBlock).toBe(2 ** 20 - 64);
+    // Rounded up to 2^20's class, this finds the block, which is short: refiled, then refused.
+    expect(a.allocate(2 ** 20 - 8)).toBeNull();
+    expect(a.usage()).toMatchObject({ freeBytes: 2 ** 20 - 64, largestFreeBlock: 2 ** 20 - 64 });
+    expect(a.allocate(2 ** 20 - 64)).toBe(BASE + 64);
+    a.free(BASE);
+    expect(a.usage().largestFreeBlock).toBe(64);
+    a.free(BASE + 64);
+    expect(a.usage()).toMatchObject({ freeBlockCount: 1, largestFreeBlock: 2 ** 20 });
+    // Split-and-merge pairs at the boundary, then the whole range in one block.
+    for (let i = 0; i < 100; i++) a.free(a.allocate(4096)!);
+    expect(a.allocate(2 ** 20)).toBe(BASE);
+  });
+
   it('worst fit takes the largest block', () => {
     const a = worstFit({ capacity: 96 + 32 + 64 + 32 + 32 + 512, base: BASE });
     const [h96, , h64] = holes(a);

@@ -7,10 +7,12 @@
  *   the request, else the tree's lower bound, is the smallest block that fits, lowest address among
  *   equals. With a larger alignment, blocks too small once padded are stepped over in size order.
  * - **good** (TLSF): free blocks sit in {@link SegregatedLists}. The request is rounded up to the
- *   next class boundary, so the head of the first non-empty class at or above it always fits: O(1),
- *   wasting at most one class width (1/32 of the size). When that finds nothing, the few classes
- *   between the request and the rounded class are searched block by block, so a request fails only
- *   when no free block can hold it.
+ *   next class boundary, so the head of the first non-empty class at or above it fits: O(1),
+ *   wasting at most one class width (1/32 of the size). A block that shrinks by a split may stay
+ *   filed one class above its size until a search finds it short and refiles it, so the common
+ *   split-then-merge of a large free block costs no list moves. When that finds nothing, the few
+ *   classes between the request and the rounded class are searched block by block, so a request
+ *   fails only when no free block can hold it.
  * - **worst**: the same (size, address) index, taking the largest block (lowest address among
  *   equals), so the classic trade-off can be measured rather than recited.
  *
@@ -31,6 +33,7 @@ import {
   type CompactionMove,
   type CompactionPlan,
   type CompactOptions,
+  classMinimum,
   FitAllocator,
   type FitOptions,
   type FreeIndex,
@@ -148,7 +151,9 @@ class SegregatedIndex implements FreeIndex {
   }
 
   update(block: number): void {
-    this.lists.refile(block, this.table.size[block]! * this.inverseGranule);
+    // One class of slack: a block split just below a class boundary stays put until it is found
+    // short (below), so a split undone by the next free moves nothing.
+    this.lists.settle(block, this.table.size[block]! * this.inverseGranule);
   }
 
   find(size: number, alignment: number): number {
@@ -158,8 +163,16 @@ class SegregatedIndex implements FreeIndex {
       alignment === 1
         ? size * this.inverseGranule
         : Math.ceil((size + alignment - 1) * this.inverseGranule);
-    const c = lists.firstClassHolding(units);
-    if (c !== NIL) return lists.head(c);
+    for (;;) {
+      const c = lists.firstClassHolding(units);
+      if (c === NIL) break;
+      const b = lists.head(c);
+      const held = this.table.size[b]! * this.inverseGranule;
+      if (held >= units) return b;
+      // Filed one class above its size (see update): file it by its size and look again. Each
+      // block is moved at most once per shrink, so the loop is O(1) amortised.
+      lists.refile(b, held);
+    }
     return this.search(size, alignment);
   }
 
@@ -167,6 +180,16 @@ class SegregatedIndex implements FreeIndex {
     const lists = this.lists;
     const c = lists.lastClass();
     if (c === NIL) return 0;
+    // Blocks filed one class high hold less than their class: when every block of the last class
+    // is such a block, the largest may be in the class below.
+    const largest = this.largestIn(c);
+    if (c === 0 || largest * this.inverseGranule >= classMinimum(c)) return largest;
+    return Math.max(largest, this.largestIn(c - 1));
+  }
+
+  /** Largest block filed in class `c`, in bytes (0 when none). */
+  private largestIn(c: number): number {
+    const lists = this.lists;
     let largest = 0;
     for (let b = lists.head(c); b !== NIL; b = lists.next(b)) {
       const size = this.table.size[b]!;

@@ -55,6 +55,14 @@ describe('SegregatedLists', () => {
   const op = fc.oneof(
     fc.record({ kind: fc.constant('insert' as const), size: anySize }),
     fc.record({ kind: fc.constant('remove' as const), pick: fc.nat() }),
+    fc.record({ kind: fc.constant('refile' as const), pick: fc.nat(), size: anySize }),
+    // Settling by a nearby size exercises the slack (the class just above is kept).
+    fc.record({
+      kind: fc.constant('settle' as const),
+      pick: fc.nat(),
+      size: anySize,
+      near: fc.boolean(),
+    }),
   );
 
   it('agrees with an array model', async () => {
@@ -64,20 +72,36 @@ describe('SegregatedLists', () => {
         fc.array(anySize, { minLength: 3, maxLength: 3 }),
         (ops, probes) => {
           const lists = new SegregatedLists(4);
+          // id → the class it is filed under.
           const model = new Map<number, number>();
           let nextId = 0;
           for (const o of ops) {
             if (o.kind === 'insert') {
               lists.insert(nextId, o.size);
-              model.set(nextId++, o.size);
+              model.set(nextId++, sizeClass(o.size));
             } else if (model.size > 0) {
               const id = [...model.keys()][o.pick % model.size]!;
-              lists.remove(id);
-              model.delete(id);
-              expect(lists.classOfId(id)).toBe(NIL);
+              if (o.kind === 'remove') {
+                lists.remove(id);
+                model.delete(id);
+                expect(lists.classOfId(id)).toBe(NIL);
+              } else if (o.kind === 'refile') {
+                const moved = lists.refile(id, o.size);
+                expect(moved).toBe(model.get(id) !== sizeClass(o.size));
+                model.set(id, sizeClass(o.size));
+              } else {
+                const filed = model.get(id)!;
+                // A size just below the filed class's minimum: the slack keeps it.
+                const size = o.near && filed > 0 ? Math.max(1, classMinimum(filed) - 1) : o.size;
+                const c = sizeClass(size);
+                const kept = c === filed || c + 1 === filed;
+                expect(lists.settle(id, size)).toBe(!kept);
+                if (!kept) model.set(id, c);
+              }
+              expect(lists.classOfId(id)).toBe(model.get(id) ?? NIL);
             }
             expect(lists.count).toBe(model.size);
-            const classes = new Set([...model.values()].map(sizeClass));
+            const classes = new Set(model.values());
             const ordered = [...classes].sort((x, y) => x - y);
             expect(lists.lastClass()).toBe(ordered.at(-1) ?? NIL);
             for (const probe of probes) {
@@ -90,7 +114,7 @@ describe('SegregatedLists', () => {
             for (const c of ordered) {
               const listed: number[] = [];
               for (let id = lists.head(c); id !== NIL; id = lists.next(id)) listed.push(id);
-              const expected = [...model].filter(([, s]) => sizeClass(s) === c).map(([id]) => id);
+              const expected = [...model].filter(([, filed]) => filed === c).map(([id]) => id);
               expect(listed.sort((x, y) => x - y)).toEqual(expected.sort((x, y) => x - y));
             }
           }

@@ -156,6 +156,26 @@ export class SegregatedLists {
     return true;
   }
 
+  /**
+   * Like {@link refile}, with one class of slack: `id` stays where it is when it is filed in its
+   * size's class or the class just above, and moves to its size's class otherwise. Returns whether
+   * it moved.
+   *
+   * A block that shrinks just below a class boundary and grows back (a split of a large free block
+   * undone by the next free, the commonest pair there is) then never changes lists. The price is
+   * that the head of a class may be one class smaller than the class says: a caller that relies on
+   * every block of a class holding the class minimum checks the size, and files a block found short
+   * with {@link refile}.
+   */
+  settle(id: number, size: number): boolean {
+    const c = sizeClass(size);
+    const from = this.classOf[id]!;
+    if (c === from || c + 1 === from) return false;
+    this.unlink(id, from);
+    this.link(id, c);
+    return true;
+  }
+
   /** Puts `id` at the head of class `c`'s list. */
   private link(id: number, c: number): void {
     const heads = this.heads;
