@@ -122,6 +122,16 @@ export class AddressMap {
     return value;
   }
 
+  /** Calls `visit` with every entry's key and value, in no particular order. */
+  forEach(visit: (key: number, value: number) => void): void {
+    const keys = this.keys;
+    const values = this.values;
+    for (let i = 0; i < keys.length; i++) {
+      const k = keys[i]!;
+      if (k !== EMPTY) visit(k, values[i]!);
+    }
+  }
+
   /** Removes every entry. Keeps the arrays. */
   clear(): void {
     this.keys.fill(EMPTY);

@@ -161,7 +161,7 @@ export class CachingPool implements Allocator, PoolStatsSource {
 
   free(address: number): void {
     const p = this.core;
-    const slot = p.live.delete(address);
+    const slot = p.live.take(address);
     if (slot < 0) throw invalidFree(p, address);
     const b = p.blocks;
     const seg = p.segments[b.segment[slot]!]!;

@@ -5,10 +5,9 @@
  * hot path is a direct, monomorphic call with no closure and no dispatch; `CachingPool` holds one
  * and is the public face.
  */
-import type { OrderedIndex } from '@allot/blocks';
+import { AddressMap, type OrderedIndex } from '@allot/blocks';
 import { InvalidArgumentError, type MemorySource } from '@allot/core';
 import type { StatsSink } from '@allot/stats';
-import { AddressTable } from './address-table';
 import { type AllocatorSettings, allocConfFromEnv, parseAllocConf } from './alloc-conf';
 import { BlockStore } from './block-store';
 import { formatAllocConf } from './format-alloc-conf';
@@ -92,8 +91,8 @@ export class PoolCore {
   readonly totalMemory: number;
 
   readonly blocks = new BlockStore();
-  /** Address → slot of every allocated block. */
-  readonly live = new AddressTable();
+  /** Address → slot of every allocated block (the shared table of `@allot/blocks`, keyed by address). */
+  readonly live = new AddressMap(1024);
   /** Segments by id; `undefined` for a released id (on {@link spareSegmentIds}). */
   readonly segments: (Segment | undefined)[] = [];
   readonly spareSegmentIds: number[] = [];

@@ -1,162 +1,109 @@
 /**
- * LiveTable: the requested and usable size of every live block, keyed by address, in an
- * open-addressing hash table over one `Float64Array` (linear probing, backward-shift deletion).
+ * LiveTable: the requested and usable size of every live block, keyed by address.
  *
- * Why not a `Map`: addresses above 2^31 are not small integers, so a `Map` boxes every key into a
- * heap number; this table stores keys as raw doubles and allocates only when it grows, so the
- * counting hot path creates no garbage.
- *
- * Hashing: an address is split exactly into two 32-bit words by multiplying by 2^-32 and
- * subtracting (no bitwise operator touches the address itself); only those words are mixed with
- * `Math.imul` (Fibonacci hashing). `insert` and `find` repeat the hash inline: they run once per
- * allocation and free, and a call of their own would cost more than the hash.
+ * The lookup is the shared address table of `@allot/blocks` ({@link AddressMap}: open addressing in
+ * typed arrays, keys compared as exact doubles, no bitwise operator on an address). It maps an
+ * address to a record, two doubles (requested, usable) of one `Float64Array`; records of removed
+ * blocks are recycled through a stack of spare indices, and both arrays double when full, so the
+ * counting hot path allocates nothing once grown.
  */
+import { AddressMap, growFloat, growInt, NIL } from '@allot/blocks';
 
-/** Marks an empty slot. Addresses are never negative. */
-const EMPTY = -1;
-/** Doubles per slot: address, requested bytes, usable bytes. */
-const STRIDE = 3;
-/** Grow when more than this fraction of the slots is used: short probe sequences. */
-const MAX_LOAD = 0.5;
-/** Smallest table, as a power of two. */
-const MIN_BITS = 6;
-/** 2^32 / golden ratio: Fibonacci hashing multiplier. */
-const GOLDEN = 0x9e3779b1;
-// `home`, `insert` and `find` spell these constants and 2^32, 2^-32 (`TWO_POW_32` and
-// `INV_TWO_POW_32` of @allot/core) out: the build does not inline every numeric `const`, nor one
-// imported from another package, and Node 20 loads and checks a module-level one on each use.
+/** Records a table starts with; it doubles from there. */
+const INITIAL_RECORDS = 1024;
 
 export class LiveTable {
-  private slots: Float64Array;
-  private bits: number;
-  private shift: number;
-  private mask: number;
-  /** Entries at which the table grows. */
-  private limit: number;
+  private readonly map: AddressMap;
+  /** Record r: requested bytes at 2r, usable bytes at 2r + 1. */
+  private records: Float64Array;
+  /** Indices of records free for reuse: the first {@link spareCount} entries. */
+  private spare: Int32Array;
+  private spareCount = 0;
+  /** Records ever handed out (the next fresh index). */
   private used = 0;
 
-  constructor(bits = 10) {
-    this.bits = Math.max(bits, MIN_BITS);
-    this.shift = 32 - this.bits;
-    this.mask = 2 ** this.bits - 1;
-    this.limit = (this.mask + 1) * MAX_LOAD;
-    this.slots = LiveTable.emptySlots(this.mask + 1);
+  /** @param initialRecords - records to reserve up front (at least 1). @defaultValue 1024 */
+  constructor(initialRecords = INITIAL_RECORDS) {
+    const n = Math.max(1, Math.floor(initialRecords));
+    this.map = new AddressMap(2 * n);
+    this.records = new Float64Array(2 * n);
+    this.spare = new Int32Array(n);
   }
 
   /** Live entries. */
   get size(): number {
-    return this.used;
+    return this.map.size;
   }
 
-  private static emptySlots(count: number): Float64Array {
-    const slots = new Float64Array(count * STRIDE);
-    for (let i = 0; i < slots.length; i += STRIDE) slots[i] = EMPTY;
-    return slots;
-  }
-
-  private home(address: number): number {
-    const high = Math.floor(address * 2.3283064365386963e-10); // 2^-32
-    const low = address - high * 4294967296; // 2^32
-    return Math.imul(low ^ Math.imul(high, GOLDEN), GOLDEN) >>> this.shift;
-  }
-
-  /** Slot index of `address`, or -1. */
+  /** Record of `address`, or -1. */
   find(address: number): number {
-    const slots = this.slots;
-    const mask = this.mask;
-    // `home`, by hand: this runs on every free.
-    const high = Math.floor(address * 2.3283064365386963e-10); // 2^-32
-    let i =
-      Math.imul((address - high * 4294967296) ^ Math.imul(high, 0x9e3779b1), 0x9e3779b1) >>>
-      this.shift;
-    for (;;) {
-      const key = slots[i * STRIDE]!;
-      if (key === address) return i;
-      if (key === EMPTY) return -1;
-      i = (i + 1) & mask;
-    }
+    return this.map.get(address);
   }
 
+  /** Requested bytes of record `index` (from {@link find}). */
   requestedAt(index: number): number {
-    return this.slots[index * STRIDE + 1]!;
+    return this.records[2 * index]!;
   }
 
+  /** Usable bytes of record `index` (from {@link find}). */
   usableAt(index: number): number {
-    return this.slots[index * STRIDE + 2]!;
+    return this.records[2 * index + 1]!;
   }
 
   /** Records a live block (the address must not be present). */
   insert(address: number, requested: number, usable: number): void {
-    if (this.used >= this.limit) this.grow();
-    const slots = this.slots;
-    const mask = this.mask;
-    // `home`, by hand: this runs on every allocation.
-    const high = Math.floor(address * 2.3283064365386963e-10); // 2^-32
-    let i =
-      Math.imul((address - high * 4294967296) ^ Math.imul(high, 0x9e3779b1), 0x9e3779b1) >>>
-      this.shift;
-    while (slots[i * STRIDE] !== EMPTY) i = (i + 1) & mask;
-    const at = i * STRIDE;
-    slots[at] = address;
-    slots[at + 1] = requested;
-    slots[at + 2] = usable;
-    this.used++;
-  }
-
-  /** Removes the entry in slot `index` (from `find`). */
-  removeAt(index: number): void {
-    const slots = this.slots;
-    // Usually the next slot is empty and nothing has to move back.
-    if (slots[((index + 1) & this.mask) * STRIDE] === EMPTY) slots[index * STRIDE] = EMPTY;
-    else this.shiftBack(index);
-    this.used--;
-  }
-
-  /** Empties slot `index`, shifting later entries of its run back into the hole. */
-  private shiftBack(index: number): void {
-    const slots = this.slots;
-    const mask = this.mask;
-    let hole = index;
-    let j = (index + 1) & mask;
-    while (slots[j * STRIDE] !== EMPTY) {
-      const key = slots[j * STRIDE]!;
-      const k = this.home(key);
-      // Move the entry into the hole unless its home lies cyclically in (hole, j].
-      if (((j - k) & mask) >= ((j - hole) & mask)) {
-        slots[hole * STRIDE] = key;
-        slots[hole * STRIDE + 1] = slots[j * STRIDE + 1]!;
-        slots[hole * STRIDE + 2] = slots[j * STRIDE + 2]!;
-        hole = j;
-      }
-      j = (j + 1) & mask;
+    let r: number;
+    if (this.spareCount > 0) r = this.spare[--this.spareCount]!;
+    else {
+      r = this.used++;
+      if (2 * r === this.records.length) this.grow();
     }
-    slots[hole * STRIDE] = EMPTY;
+    this.records[2 * r] = requested;
+    this.records[2 * r + 1] = usable;
+    this.map.set(address, r);
   }
 
-  /** Forgets every entry (keeps the table's size). */
+  /**
+   * Removes `address` and returns its record, which keeps its sizes until it is given to
+   * {@link recycle} (the removal stands) or {@link restore} (it is undone); -1 when not live.
+   */
+  take(address: number): number {
+    return this.map.take(address);
+  }
+
+  /** Makes record `index` (from {@link take}) reusable. */
+  recycle(index: number): void {
+    this.spare[this.spareCount++] = index;
+  }
+
+  /** Puts back the entry {@link take} removed. */
+  restore(address: number, index: number): void {
+    this.map.set(address, index);
+  }
+
+  /** Forgets `address` (a no-op when it is not live). */
+  remove(address: number): void {
+    const r = this.map.take(address);
+    if (r !== NIL) this.recycle(r);
+  }
+
+  /** Forgets every entry (keeps the arrays). */
   clear(): void {
-    for (let i = 0; i < this.slots.length; i += STRIDE) this.slots[i] = EMPTY;
+    this.map.clear();
+    this.spareCount = 0;
     this.used = 0;
   }
 
   /** Calls `visit` for every entry (any order). */
   forEach(visit: (address: number, requested: number, usable: number) => void): void {
-    const slots = this.slots;
-    for (let i = 0; i < slots.length; i += STRIDE) {
-      if (slots[i] !== EMPTY) visit(slots[i]!, slots[i + 1]!, slots[i + 2]!);
-    }
+    const records = this.records;
+    this.map.forEach((address, r) => {
+      visit(address, records[2 * r]!, records[2 * r + 1]!);
+    });
   }
 
   private grow(): void {
-    const old = this.slots;
-    this.bits++;
-    this.shift = 32 - this.bits;
-    this.mask = 2 ** this.bits - 1;
-    this.limit = (this.mask + 1) * MAX_LOAD;
-    this.slots = LiveTable.emptySlots(this.mask + 1);
-    this.used = 0;
-    for (let i = 0; i < old.length; i += STRIDE) {
-      if (old[i] !== EMPTY) this.insert(old[i]!, old[i + 1]!, old[i + 2]!);
-    }
+    this.records = growFloat(this.records, 2 * this.records.length);
+    this.spare = growInt(this.spare, 2 * this.spare.length);
   }
 }

@@ -164,7 +164,7 @@ describe('LiveTable against a Map', () => {
       fc.property(
         fc.array(fc.tuple(fc.boolean(), key, fc.nat({ max: 1000 })), { maxLength: 400 }),
         (ops) => {
-          const table = new LiveTable(6);
+          const table = new LiveTable(4);
           const model = new Map<number, number>();
           for (const [insert, address, size] of ops) {
             const slot = table.find(address);
@@ -175,18 +175,21 @@ describe('LiveTable against a Map', () => {
             } else if (!insert && slot >= 0) {
               expect(table.requestedAt(slot)).toBe(model.get(address));
               expect(table.usableAt(slot)).toBe(model.get(address)! + 1);
-              table.removeAt(slot);
+              table.remove(address);
               model.delete(address);
             }
             expect(table.size).toBe(model.size);
           }
           for (const [address, size] of model)
             expect(table.requestedAt(table.find(address))).toBe(size);
-          let visited = 0;
-          table.forEach(() => {
-            visited++;
+          const visited = new Map<number, number>();
+          table.forEach((address, requested, usable) => {
+            expect(usable).toBe(requested + 1);
+            visited.set(address, requested);
           });
-          expect(visited).toBe(model.size);
+          expect(visited).toEqual(model);
+          table.remove(-1);
+          expect(table.size).toBe(model.size);
         },
       ),
       fcOptions(),

@@ -146,7 +146,7 @@ export class StatsAllocator<Upstream extends Allocator = Allocator> implements A
 
   free(address: number): void {
     const live = this.live;
-    const slot = live.find(address);
+    const slot = live.take(address);
     if (slot < 0) {
       this.upstream.free(address); // throws on misuse; a block from before this adaptor just goes
       return;
@@ -156,8 +156,14 @@ export class StatsAllocator<Upstream extends Allocator = Allocator> implements A
     // Record the request before the upstream acts, so a pool that completes the free at once
     // (and reports free_completed through its sink) appears after it in the trace.
     if (this.tracer !== null) this.traceFree(address, usable);
-    this.upstream.free(address);
-    live.removeAt(slot);
+    try {
+      this.upstream.free(address);
+    } catch (error) {
+      // Rejected: the block is still live, here as upstream.
+      live.restore(address, slot);
+      throw error;
+    }
+    live.recycle(slot);
     // `freed` follows from `allocated − current` (see counters.ts): only `current` moves.
     const c = this.counters;
     c[REQUESTED_BYTES + CURRENT]! -= requested;
