@@ -37,10 +37,12 @@ import {
   FitAllocator,
   type FitOptions,
   type FreeIndex,
+  fitsIn,
   NIL,
   OrderedTree,
   SegregatedLists,
   sizeClass,
+  smallerOf,
 } from '@allot/blocks';
 import { InvalidArgumentError } from '@allot/core';
 import { BinnedSizeIndex } from './exact-bins';
@@ -90,12 +92,13 @@ class SizeOrderedIndex implements FreeIndex {
     this.tree.rekey(block, size, this.table.address[block]!, size);
   }
 
-  find(size: number, alignment: number): number {
+  find(size: number, alignment: number, top: number): number {
     const tree = this.tree;
     let b = tree.lowerBound(size, NEGATIVE_INFINITY);
-    if (alignment === 1) return b;
-    while (b !== NIL && !blockFits(this.table, b, size, alignment)) b = tree.successor(b);
-    return b;
+    if (alignment !== 1) {
+      while (b !== NIL && !blockFits(this.table, b, size, alignment)) b = tree.successor(b);
+    }
+    return smallerOf(this.table, b, top, size, alignment);
   }
 
   largest(): number {
@@ -109,7 +112,14 @@ class SizeOrderedIndex implements FreeIndex {
 
 /** The same index, taking the largest block that fits, lowest address among equals. */
 class WorstFitIndex extends SizeOrderedIndex {
-  override find(size: number, alignment: number): number {
+  override find(size: number, alignment: number, top: number): number {
+    const b = this.findFiled(size, alignment);
+    // The top wins when it is strictly larger (it has the highest address, so it loses ties).
+    if (!fitsIn(this.table, top, size, alignment)) return b;
+    return b === NIL || this.table.size[top]! > this.table.size[b]! ? top : b;
+  }
+
+  private findFiled(size: number, alignment: number): number {
     const tree = this.tree;
     // Sizes from the largest down; within one size, addresses upward.
     let end = tree.last();
@@ -156,7 +166,11 @@ class SegregatedIndex implements FreeIndex {
     this.lists.settle(block, this.table.size[block]! * this.inverseGranule);
   }
 
-  find(size: number, alignment: number): number {
+  find(size: number, alignment: number, top: number): number {
+    return smallerOf(this.table, this.findFiled(size, alignment), top, size, alignment);
+  }
+
+  private findFiled(size: number, alignment: number): number {
     const lists = this.lists;
     // Worst-case padding included: any block of the class found holds the request.
     const units =

@@ -25,6 +25,7 @@ import {
   growInt,
   NIL,
   OrderedTree,
+  smallerOf,
 } from '@allot/blocks';
 
 /** Largest block size, in granules, kept in a bin (4 KiB at the default 8-byte granule). */
@@ -123,7 +124,12 @@ export class BinnedSizeIndex implements FreeIndex {
     this.push(block, units);
   }
 
-  find(size: number, alignment: number): number {
+  find(size: number, alignment: number, top: number): number {
+    return smallerOf(this.table, this.findFiled(size, alignment), top, size, alignment);
+  }
+
+  /** Smallest filed block that holds `size` at `alignment`, lowest address among equals. */
+  private findFiled(size: number, alignment: number): number {
     const units = size * this.inverseGranule;
     if (units <= BIN_LIMIT) {
       for (let s = this.nextBin(Math.ceil(units)); s !== NIL; s = this.nextBin(s + 1)) {

@@ -6,6 +6,11 @@
  *   block by its granule index (`(address − base) / granule`, an exact integer for every block
  *   start), so the lookup hashes one small integer, never a float address.
  * - A strategy's {@link FreeIndex} files the free blocks and picks one for each request.
+ * - The free block at the end of the range, when there is one (the "top", dlmalloc's wilderness),
+ *   is kept out of the index: the index weighs it against its own pick by the strategy's rule
+ *   (first fit takes it last, as the highest address; best fit when it is the smallest that fits),
+ *   so placement is exactly as if it were filed. A split of the top, or a free that merges into
+ *   it, then touches no index at all: the commonest pair there is costs no search-structure work.
  * - Sizes are rounded up to the granule (the minimum alignment), so every block boundary stays on a
  *   granule and default-aligned requests never pad. A larger alignment pads the front of the chosen
  *   block; the padding stays a free block.
@@ -97,6 +102,8 @@ export class FitAllocator implements Allocator {
   declare readonly table: BlockTable;
   declare private readonly index: FreeIndex;
   declare private readonly live: AddressMap;
+  /** The last block of the range when it is free (kept out of the index), else {@link NIL}. */
+  declare private top: number;
   declare private readonly end: number;
   declare private readonly baseAligned: boolean;
   declare private readonly inverseGranule: number;
@@ -132,6 +139,7 @@ export class FitAllocator implements Allocator {
     this.freeBytes = 0;
     this.freeBlocks = 0;
     this.generationCount = 0;
+    this.top = NIL;
     this.index = index(this.table, alignment);
     this.reset();
   }
@@ -156,7 +164,7 @@ export class FitAllocator implements Allocator {
     if (need > this.freeBytes) return null;
     // Every boundary is a multiple of the granule when the base is: no padding to look for.
     const search = align === g && this.baseAligned ? 1 : align;
-    const b = this.index.find(need, search);
+    const b = this.index.find(need, search, this.top);
     if (b === NIL) return null;
     return this.carve(b, need, size, align, search);
   }
@@ -178,8 +186,11 @@ export class FitAllocator implements Allocator {
     const prevFree = p !== NIL && state[p] === BlockState.Free;
     const nextFree = n !== NIL && state[n] === BlockState.Free;
     if (prevFree) {
+      // The merged block keeps p's slot; it is the new top when it reaches the end of the range.
+      let last = n === NIL;
       if (nextFree) {
-        this.index.remove(n);
+        if (n === this.top) last = true;
+        else this.index.remove(n);
         sizes[p] = sizes[p]! + size + sizes[n]!;
         t.unlink(n);
         this.freeBlocks--;
@@ -187,15 +198,21 @@ export class FitAllocator implements Allocator {
         sizes[p] = sizes[p]! + size;
       }
       t.unlink(b);
-      this.index.update(p);
+      if (last) {
+        this.index.remove(p);
+        this.top = p;
+      } else {
+        this.index.update(p);
+      }
     } else if (nextFree) {
       t.address[n] = address;
       sizes[n] = sizes[n]! + size;
       t.unlink(b);
-      this.index.update(n);
+      if (n !== this.top) this.index.update(n);
     } else {
       state[b] = BlockState.Free;
-      this.index.insert(b);
+      if (n === NIL) this.top = b;
+      else this.index.insert(b);
       this.freeBlocks++;
     }
   }
@@ -223,7 +240,10 @@ export class FitAllocator implements Allocator {
       allocatedBytes: this.allocatedBytes,
       freeBytes: this.freeBytes,
       overheadBytes: 0,
-      largestFreeBlock: this.index.largest(),
+      largestFreeBlock: Math.max(
+        this.index.largest(),
+        this.top === NIL ? 0 : this.table.size[this.top]!,
+      ),
       liveCount: this.live.size,
       freeBlockCount: this.freeBlocks,
     };
@@ -232,8 +252,7 @@ export class FitAllocator implements Allocator {
   reset(): void {
     this.live.clear();
     this.index.clear();
-    const b = this.table.reset(this.base, this.capacity, BlockState.Free);
-    this.index.insert(b);
+    this.top = this.table.reset(this.base, this.capacity, BlockState.Free);
     this.allocatedBytes = 0;
     this.freeBytes = this.capacity;
     this.freeBlocks = 1;
@@ -341,25 +360,27 @@ export class FitAllocator implements Allocator {
     this.live.clear();
     this.index.clear();
     t.clear();
+    this.top = NIL;
     this.freeBlocks = 0;
     let last = NIL;
     let cursor = this.base;
     for (let j = 0; j < count; j++) {
       const a = address[j]!;
-      if (a > cursor) last = this.appendFree(last, cursor, a - cursor);
+      if (a > cursor) last = this.appendFree(last, cursor, a - cursor, true);
       last = t.insertAfter(last, a, size[j]!, BlockState.Live);
       t.requested[last] = requested[j]!;
       t.alignment[last] = alignment[j]!;
       this.live.set(this.keyOf(a), last);
       cursor = a + size[j]!;
     }
-    if (this.end > cursor) this.appendFree(last, cursor, this.end - cursor);
+    if (this.end > cursor) this.top = this.appendFree(last, cursor, this.end - cursor, false);
     this.generationCount++;
   }
 
-  private appendFree(after: number, address: number, size: number): number {
+  /** Adds a free block after `after`; files it in the index when `filed` (not the top). */
+  private appendFree(after: number, address: number, size: number, filed: boolean): number {
     const b = this.table.insertAfter(after, address, size, BlockState.Free);
-    this.index.insert(b);
+    if (filed) this.index.insert(b);
     this.freeBlocks++;
     return b;
   }
@@ -376,26 +397,36 @@ export class FitAllocator implements Allocator {
     const rest = blockSize - pad - need;
     const at = address + pad;
     let live: number;
+    const fromTop = b === this.top;
     if (pad === 0) {
       if (rest === 0) {
-        this.index.remove(b);
+        if (fromTop) this.top = NIL;
+        else this.index.remove(b);
         t.state[b] = BlockState.Live;
         this.freeBlocks--;
         live = b;
       } else {
+        // The remainder keeps the slot (and stays the top when it was).
         live = t.insertBefore(b, address, need, BlockState.Live);
         t.address[b] = address + need;
         t.size[b] = rest;
-        this.index.update(b);
+        if (!fromTop) this.index.update(b);
       }
     } else {
-      // The padding keeps the slot (same address, smaller): its order among free blocks holds.
+      // The padding keeps the slot (same address, smaller): its order among free blocks holds. A
+      // padded top is no longer last: it is filed, and the remainder (if any) is the new top.
       t.size[b] = pad;
-      this.index.update(b);
+      if (fromTop) {
+        this.top = NIL;
+        this.index.insert(b);
+      } else {
+        this.index.update(b);
+      }
       live = t.insertAfter(b, at, need, BlockState.Live);
       if (rest > 0) {
         const r = t.insertAfter(live, at + need, rest, BlockState.Free);
-        this.index.insert(r);
+        if (fromTop) this.top = r;
+        else this.index.insert(r);
         this.freeBlocks++;
       }
     }

@@ -8,7 +8,14 @@ export {
   FitAllocator,
   type FitOptions,
 } from './fit-allocator';
-export { blockFits, type FreeIndex, type FreeIndexFactory, paddingFor } from './free-index';
+export {
+  blockFits,
+  type FreeIndex,
+  type FreeIndexFactory,
+  fitsIn,
+  paddingFor,
+  smallerOf,
+} from './free-index';
 export { OrderedIndex, type OrderedIndexOptions } from './ordered-index';
 export { OrderedTree, type OrderedTreeOptions } from './ordered-tree';
 export {

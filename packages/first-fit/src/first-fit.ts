@@ -31,6 +31,7 @@ import {
   FitAllocator,
   type FitOptions,
   type FreeIndex,
+  fitsIn,
   NIL,
   OrderedTree,
   paddingFor,
@@ -73,8 +74,10 @@ class AddressOrderedIndex implements FreeIndex {
     this.tree.updateInPlace(block, this.table.address[block]!, 0, this.table.size[block]!);
   }
 
-  find(size: number, alignment: number): number {
-    return this.findFrom(Number.NEGATIVE_INFINITY, size, alignment);
+  find(size: number, alignment: number, top: number): number {
+    const b = this.findFrom(Number.NEGATIVE_INFINITY, size, alignment);
+    // The top has the highest address: it is first fit's last resort.
+    return b === NIL && fitsIn(this.table, top, size, alignment) ? top : b;
   }
 
   largest(): number {
@@ -104,9 +107,19 @@ class NextFitIndex extends AddressOrderedIndex {
     this.rover = Number.NEGATIVE_INFINITY;
   }
 
-  override find(size: number, alignment: number): number {
+  override find(size: number, alignment: number, top: number): number {
+    const table = this.table;
     let b = this.findFrom(this.rover, size, alignment);
-    if (b === NIL) b = this.findFrom(Number.NEGATIVE_INFINITY, size, alignment);
+    if (b === NIL) {
+      // The top comes after every filed block at or above the rover, and before the wrap; when it
+      // starts below the rover, it is the wrapped search's last block instead.
+      if (top !== NIL && table.address[top]! >= this.rover && fitsIn(table, top, size, alignment)) {
+        b = top;
+      } else {
+        b = this.findFrom(Number.NEGATIVE_INFINITY, size, alignment);
+        if (b === NIL && fitsIn(table, top, size, alignment)) b = top;
+      }
+    }
     if (b !== NIL) {
       const address = this.table.address[b]!;
       this.rover = address + (alignment === 1 ? 0 : paddingFor(address, alignment)) + size;
