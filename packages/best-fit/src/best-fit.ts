@@ -167,6 +167,8 @@ class SegregatedIndex implements FreeIndex {
   }
 
   find(size: number, alignment: number, top: number): number {
+    // Nothing filed (only the top is free, as while a heap grows): no class to look at.
+    if (this.lists.count === 0) return fitsIn(this.table, top, size, alignment) ? top : NIL;
     return smallerOf(this.table, this.findFiled(size, alignment), top, size, alignment);
   }
 

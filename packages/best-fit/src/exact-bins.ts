@@ -22,6 +22,7 @@ import {
   type BlockTable,
   blockFits,
   type FreeIndex,
+  fitsIn,
   growInt,
   NIL,
   OrderedTree,
@@ -125,6 +126,10 @@ export class BinnedSizeIndex implements FreeIndex {
   }
 
   find(size: number, alignment: number, top: number): number {
+    // Nothing filed (only the top is free, as while a heap grows): no bin or tree to look at.
+    if (this.summary === 0 && this.tree.count === 0) {
+      return fitsIn(this.table, top, size, alignment) ? top : NIL;
+    }
     return smallerOf(this.table, this.findFiled(size, alignment), top, size, alignment);
   }
 
