@@ -100,6 +100,9 @@ function relativeTo(
   };
 }
 
+/** Rows whose own growth is shown beside a growth target's figure. */
+const GROWTH_PEERS = ['as-tlsf', 'bump'];
+
 function growth(
   allocator: string,
   small: string,
@@ -114,9 +117,15 @@ function growth(
     evaluate: (run) => {
       const a = nsPerOp(run, allocator, small);
       const b = nsPerOp(run, allocator, large);
-      return a === null || b === null
-        ? null
-        : { measured: `${fmt(b / a, 2)}×`, met: b / a <= factor };
+      if (a === null || b === null) return null;
+      // The peers' growth in the same run says how much of it is the machine's memory hierarchy.
+      const peers = GROWTH_PEERS.flatMap((peer) => {
+        const p = nsPerOp(run, peer, small);
+        const q = nsPerOp(run, peer, large);
+        return p === null || q === null ? [] : [`${peer} ${fmt(q / p, 2)}×`];
+      });
+      const context = peers.length === 0 ? '' : ` (${peers.join(', ')})`;
+      return { measured: `${fmt(b / a, 2)}×${context}`, met: b / a <= factor };
     },
   };
 }
