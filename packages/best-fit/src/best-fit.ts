@@ -15,6 +15,9 @@
  *   fails only when no free block can hold it.
  * - **worst**: the same (size, address) index, taking the largest block (lowest address among
  *   equals), so the classic trade-off can be measured rather than recited.
+ * - The free block at the end of the range (the top) is kept out of every index by
+ *   {@link FitAllocator}; each mode weighs it against its own pick by its rule (`smallerOf` for
+ *   best and good, strictly larger for worst; the top loses ties, having the highest address).
  *
  * ```
  *  best / worst: (size, address) B+tree               good: segregated lists

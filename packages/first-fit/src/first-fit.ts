@@ -10,6 +10,10 @@
  * Next fit starts the same search at the address where the previous allocation ended and wraps to
  * the start of the range when nothing fits above it.
  *
+ * The free block at the end of the range (the top) is not in the tree ({@link FitAllocator} keeps it
+ * out): having the highest address, it is first fit's last resort, and next fit's after the filed
+ * blocks above the rover and before the wrap.
+ *
  * Splitting and coalescing never change the address order of the free blocks (a block shrinks from
  * its front, or grows over a neighbour that was live), so most operations rewrite an entry's key in
  * place and only refresh the maxima above it, stopping as soon as one is unchanged.
