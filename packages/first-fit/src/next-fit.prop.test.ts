@@ -3,7 +3,7 @@
  * address order, then from the start. The engine keeps the free block at the end of the range out
  * of its index; this checks that next fit still weighs it exactly where the model does.
  */
-import { assertInBatches } from '@allot/testkit';
+import { assertInBatches, propertyParameters } from '@allot/testkit';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { firstFit } from './first-fit';
@@ -12,10 +12,8 @@ const BASE = 2 ** 40;
 const CAPACITY = 4096;
 const GRANULE = 8;
 
-const runs = {
-  seed: Number(process.env.FC_SEED ?? 0x7e47),
-  numRuns: Number(process.env.FC_NUM_RUNS ?? 200),
-};
+/** FC_NUM_RUNS, FC_SEED and ALLOT_FUZZ apply, as in the conformance suite. */
+const runs = propertyParameters({});
 
 interface Range {
   address: number;
