@@ -12,4 +12,9 @@ export interface BenchAllocator {
    * runs, after every live block was freed, to start over.
    */
   rewind?(): void;
+  /**
+   * Back to the initial state, every block forgotten (the core contract's `reset`). When present,
+   * the harness reuses the instance between timed runs instead of making a fresh one.
+   */
+  reset?(): void;
 }

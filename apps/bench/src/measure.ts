@@ -115,16 +115,23 @@ export function measureCell(trace: Trace, context: CellContext): CellResult {
   const cellStart = performance.now();
   const fresh = (capacity: number) => factory(capacity, profile);
 
-  // Starting over between runs: a fresh allocator when one is cheap to make; when construction is
-  // slow (state sized by capacity), the same allocator with every live block freed (and a bump
-  // allocator rewound), which returns a conforming strategy to its initial state. Freeing
-  // everything is not the default because a list-walking allocator frees in O(n) each.
+  // Starting over between runs: the same allocator, reset, when it has the contract's `reset` (every
+  // allot row). A fresh instance per run would cost a JS row its optimised code in each timed run:
+  // the compiler embeds objects it saw as constants, the garbage collection before a timed run frees
+  // the previous instance's, and that invalidates the code, which the run then spends recompiling
+  // (the caching pool measured about 1.5x its steady state that way). Otherwise a fresh allocator
+  // when one is cheap to make; when construction is slow (state sized by capacity), the same
+  // allocator with every live block freed (and a bump allocator rewound). Freeing everything is not
+  // the default because a list-walking allocator frees in O(n) each.
   const constructionStart = performance.now();
   let allocator = fresh(timingCapacity);
   const reuse = performance.now() - constructionStart > REUSE_ABOVE_MS;
+  const resettable = typeof allocator.reset === 'function';
   const replayer = new Replayer(trace, allocator);
   const rewind = (): void => {
-    if (reuse) {
+    if (resettable) {
+      allocator.reset!();
+    } else if (reuse) {
       replayer.freeRemaining();
       allocator.rewind?.();
     } else {
