@@ -10,7 +10,9 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, platform, release } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
+import type { CellResult } from './measure';
 import { commandLine, parseCli, USAGE, UsageError } from './options';
+import { mergeProcesses } from './processes';
 import { ALLOCATORS, RowUnavailableError } from './registry';
 import { mergeBenchmarksFile, renderMarkdownBlock, renderTerminal } from './report';
 import type { AllocatorRecord, BenchRun, WorkloadRecord } from './results';
@@ -125,21 +127,37 @@ async function main(argv: string[]): Promise<number> {
       continue;
     }
     allocators.push({ ...record, status: 'measured' });
-    const label = `[${index + 1}/${entries.length}] ${entry.name}`;
-    progress.update(`${label}: starting`);
-    const report = await runWorker(
-      { type: 'run', allocator: entry.name, workloads: specs, settings: options.settings },
-      (message) => {
-        if (message.type === 'phase')
-          progress.update(`${label}: ${message.workload} (${message.phase})`);
-      },
-    );
-    run.cells.push(...report.results);
-    for (const s of report.skipped) run.skipped.push({ allocator: entry.name, ...s });
-    for (const e of report.errors) {
-      run.errors.push({ allocator: entry.name, ...e });
-      progress.log(`error in ${entry.name}${e.workload ? ` on ${e.workload}` : ''}: ${e.message}`);
+    const { processes } = options.settings;
+    const results: CellResult[][] = [];
+    for (let p = 0; p < processes; p++) {
+      const label = `[${index + 1}/${entries.length}] ${entry.name}${processes > 1 ? ` (process ${p + 1}/${processes})` : ''}`;
+      progress.update(`${label}: starting`);
+      const report = await runWorker(
+        {
+          type: 'run',
+          allocator: entry.name,
+          workloads: specs,
+          settings: options.settings,
+          // The capacity search does not depend on the compiled code: the first process does it.
+          measureMemory: p === 0,
+        },
+        (message) => {
+          if (message.type === 'phase')
+            progress.update(`${label}: ${message.workload} (${message.phase})`);
+        },
+      );
+      results.push(report.results);
+      // Skips are the same in every process; errors are reported once each.
+      if (p === 0)
+        for (const s of report.skipped) run.skipped.push({ allocator: entry.name, ...s });
+      for (const e of report.errors) {
+        run.errors.push({ allocator: entry.name, ...e });
+        progress.log(
+          `error in ${entry.name}${e.workload ? ` on ${e.workload}` : ''}: ${e.message}`,
+        );
+      }
     }
+    run.cells.push(...mergeProcesses(results));
   }
   progress.clear();
   const finished: BenchRun = { ...run, durationSeconds: (performance.now() - startedAt) / 1000 };

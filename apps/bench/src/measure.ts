@@ -32,8 +32,10 @@ export interface CellResult {
   readonly workload: string;
   /** Median ns per event of the timed part; null when skipped or failed. */
   readonly nsPerOp: number | null;
-  /** ns per event of each run. */
+  /** ns per event of each run (of every process, when merged). */
   readonly runs: number[];
+  /** Each worker process's median, when the figure is the median over several. */
+  readonly processMedians?: number[];
   /** Whether every run stopped at its deadline before the end (the figure covers a prefix). */
   readonly partial: boolean;
   /** Events timed per run (the smallest over the runs). */
@@ -66,6 +68,8 @@ export interface CellContext {
   readonly maxCapacity: number;
   readonly timedFrom: number;
   readonly settings: BenchSettings;
+  /** Whether to search the smallest capacity (a timing-only process leaves it to another). */
+  readonly measureMemory: boolean;
   /** Called when the phase changes (progress display). */
   readonly onPhase?: (phase: string) => void;
 }
@@ -185,7 +189,7 @@ export function measureCell(trace: Trace, context: CellContext): CellResult {
   let note: string | undefined;
   if (partial) {
     note = `timed runs stopped at their ${perRunMs.toFixed(0)} ms budget; capacity search skipped`;
-  } else {
+  } else if (context.measureMemory) {
     context.onPhase?.('capacity search');
     const deadline = performance.now() + settings.capacityBudgetMs;
     const probeReplayer = new Replayer(trace, allocator, { stopOnFailure: true });

@@ -21,6 +21,14 @@ describe('parseCli', () => {
   it('rejects unknown options and bad values', () => {
     expect(() => parseCli(['--fast'])).toThrow(UsageError);
     expect(() => parseCli(['--runs', '0'])).toThrow(/--runs expects an integer/);
+    expect(() => parseCli(['--processes', '0'])).toThrow(/--processes expects an integer/);
+    expect(() => parseCli(['--processes', '2.5'])).toThrow(/--processes expects an integer/);
+  });
+
+  it('runs three processes per row in a full run, one in a quick run', () => {
+    expect(parseCli([]).settings.processes).toBe(3);
+    expect(parseCli(['--quick']).settings.processes).toBe(1);
+    expect(parseCli(['--processes', '5']).settings.processes).toBe(5);
   });
 });
 

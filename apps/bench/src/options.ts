@@ -9,8 +9,10 @@ bench-results/latest.json and the generated block of BENCHMARKS.md.
 
 Options:
   --quick               fewer events, fewer runs, 4 of the real-program traces; under a minute
-  --runs <n>            timed runs per (allocator, workload); the figure is their median
-                        (default 7, quick 3)
+  --runs <n>            timed runs per (allocator, workload) and process; a process's figure is
+                        their median (default 7, quick 3)
+  --processes <n>       worker processes per allocator; the figure is the median of theirs
+                        (default 3, quick 1)
   --allocators <list>   comma-separated rows to run (default: all), for example best-fit,bump
   --workloads <list>    comma-separated workload ids or prefixes (default: all), for example
                         mix-5k,trace:  (ids: pairs-64 pairs-4k mix-5k mix-100k training trace:<name>)
@@ -59,8 +61,15 @@ export function parseCli(argv: readonly string[]): CliOptions {
       throw new UsageError(`--runs expects an integer from 1 to 101, got ${values.runs}`);
     }
   }
+  let processes = base.processes;
+  if (values.processes !== undefined) {
+    processes = Number(values.processes);
+    if (!Number.isInteger(processes) || processes < 1 || processes > 9) {
+      throw new UsageError(`--processes expects an integer from 1 to 9, got ${values.processes}`);
+    }
+  }
   return {
-    settings: { ...base, runs },
+    settings: { ...base, runs, processes },
     allocators: list(values.allocators),
     workloads: list(values.workloads),
     write: !values['no-write'],
@@ -76,6 +85,7 @@ function parse(argv: readonly string[]) {
     options: {
       quick: { type: 'boolean' },
       runs: { type: 'string' },
+      processes: { type: 'string' },
       allocators: { type: 'string' },
       workloads: { type: 'string' },
       'no-write': { type: 'boolean' },

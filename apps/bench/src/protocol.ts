@@ -9,6 +9,8 @@ export interface RunRequest {
   readonly allocator: string;
   readonly workloads: readonly WorkloadSpec[];
   readonly settings: BenchSettings;
+  /** Whether to search each cell's smallest capacity (the first process of a row only). */
+  readonly measureMemory: boolean;
 }
 
 /** Worker → parent. */

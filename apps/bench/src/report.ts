@@ -155,6 +155,15 @@ export function renderTerminal(run: BenchRun): string {
 }
 
 /** The Markdown between the markers (markers included). */
+/** How a run's figures were taken, for the command line of the report. */
+function runsLine(settings: BenchRun['settings']): string {
+  // Older results have no `processes`: one process each.
+  const processes = settings.processes ?? 1;
+  return processes > 1
+    ? `${processes} worker processes per allocator, ${settings.runs} timed runs each; the median of their medians`
+    : `${settings.runs} timed runs per cell, median`;
+}
+
 export function renderMarkdownBlock(run: BenchRun): string {
   const out: string[] = [BLOCK_BEGIN];
   out.push(
@@ -162,12 +171,13 @@ export function renderMarkdownBlock(run: BenchRun): string {
     '',
     '## Allocator benchmarks',
     '',
-    `- Command: \`${run.command}\` (${run.settings.quick ? 'quick mode' : 'full run'}, ${run.settings.runs} timed runs per cell, median)`,
+    `- Command: \`${run.command}\` (${run.settings.quick ? 'quick mode' : 'full run'}, ${runsLine(run.settings)})`,
     `- Node ${run.node} on ${run.platform}; CPU: ${run.cpu}, ${run.cores} cores`,
     `- Date: ${run.date}; the run took ${Math.round(run.durationSeconds)} s`,
     '',
     'How to read the tables: **ns/op** is the median CPU time of the process per event (an allocation or a free) over ' +
-      'the timed part of the workload, each allocator measured in its own process after a warm-up; ' +
+      'the timed part of the workload, each allocator measured in its own processes after a warm-up ' +
+      '(with several processes, the median of their medians); ' +
       '**× bump** divides by the bump allocator (the floor) in the same run, **× as-tlsf** by ' +
       "AssemblyScript's runtime TLSF compiled to wasm (the peer to beat); **speed-up vs thi.ng** " +
       'is `@thi.ng/malloc`’s ns/op divided by the row’s; **capacity / peak live** is the smallest ' +

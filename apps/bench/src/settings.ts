@@ -7,8 +7,14 @@
 /** Tunables of a run. */
 export interface BenchSettings {
   readonly quick: boolean;
-  /** Timed runs per (allocator, workload); the figure is their median. */
+  /** Timed runs per (allocator, workload) in each worker process; a process's figure is their median. */
   readonly runs: number;
+  /**
+   * Worker processes per allocator; the figure is the median of their figures. Each process gets
+   * its own compiled code, which on a busy machine lands faster or slower from one process to the
+   * next; the capacity search runs in the first process only.
+   */
+  readonly processes: number;
   /** Time spent replaying untimed before the timed runs (JIT warm-up), in ms. */
   readonly warmupMs: number;
   /** Time all timed runs of one (allocator, workload) may take together, in ms. */
@@ -19,10 +25,11 @@ export interface BenchSettings {
   readonly capacityPrecision: number;
 }
 
-/** Full run: 7 runs, ~5 s timing and 15 s search per cell at most. */
+/** Full run: 3 processes of 7 runs, ~5 s timing per process and 15 s search per cell at most. */
 export const FULL_SETTINGS: BenchSettings = {
   quick: false,
   runs: 7,
+  processes: 3,
   warmupMs: 300,
   timingBudgetMs: 4000,
   capacityBudgetMs: 15_000,
@@ -33,6 +40,7 @@ export const FULL_SETTINGS: BenchSettings = {
 export const QUICK_SETTINGS: BenchSettings = {
   quick: true,
   runs: 3,
+  processes: 1,
   warmupMs: 60,
   timingBudgetMs: 450,
   capacityBudgetMs: 1000,

@@ -52,6 +52,7 @@ async function run(request: RunRequest): Promise<void> {
         maxCapacity,
         timedFrom: timedFrom(trace),
         settings: request.settings,
+        measureMemory: request.measureMemory,
         onPhase: (phase) => void send({ type: 'phase', workload: spec.id, phase }),
       });
       await send({ type: 'result', result });
