@@ -79,6 +79,8 @@ class AddressOrderedIndex implements FreeIndex {
   }
 
   find(size: number, alignment: number, top: number): number {
+    // Nothing filed (only the top is free, as while a heap grows): no tree to descend.
+    if (this.tree.count === 0) return fitsIn(this.table, top, size, alignment) ? top : NIL;
     const b = this.findFrom(Number.NEGATIVE_INFINITY, size, alignment);
     // The top has the highest address: it is first fit's last resort.
     return b === NIL && fitsIn(this.table, top, size, alignment) ? top : b;
