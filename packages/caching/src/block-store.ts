@@ -35,6 +35,11 @@ export const BlockState = {
   Allocated: 2,
   /** Freed by the caller, waiting for streams that used it (PyTorch's `active_pending_free`). */
   PendingFree: 3,
+  /**
+   * Freed by the caller, its merge into the cached block after it put off (see `parked-free.ts`):
+   * counted as merged, not yet merged. At most one block, and never seen outside the hot path.
+   */
+  Parked: 4,
 } as const;
 export type BlockState = (typeof BlockState)[keyof typeof BlockState];
 

@@ -41,6 +41,7 @@ import { unindexBlock } from './cached-index';
 import { MAX_ROUNDED_SIZE, MIN_BLOCK_SIZE } from './constants';
 import { decay } from './decay';
 import { growExpandable } from './expandable-segments';
+import { park, settleParked, takeParked } from './parked-free';
 import {
   checkStream,
   dropPendingFrees,
@@ -127,11 +128,20 @@ export class CachingPool implements Allocator, PoolStatsSource {
     const p = this.core;
     const align = checkRequest(size, alignment, MIN_BLOCK_SIZE);
     if (stream !== 0) checkStream(stream);
-    if (p.pendingCount > 0) processEvents(p);
+    if (p.pendingCount > 0) {
+      settleParked(p);
+      processEvents(p);
+    }
     const rounded = p.plainRounding ? roundPlain(size) : roundSize(size, p.divisions);
     if (rounded > MAX_ROUNDED_SIZE) return null;
     const owner = p.target;
     const lists = isSmallSize(rounded) ? owner.small : owner.large;
+    if (p.parked !== NIL) {
+      // The block freed last, taken back without its merge and split (parked-free.ts).
+      const address = takeParked(p, owner, lists, stream, size, rounded, align);
+      if (address !== -1) return address;
+      settleParked(p);
+    }
     // A hit: the smallest cached block of the (owner, pool, stream) that fits.
     let slot = findFreeBlock(p, lists, stream, rounded, align);
     if (slot !== NIL) return useBlock(p, owner, lists, slot, size, rounded, align, p.foundIn);
@@ -161,6 +171,7 @@ export class CachingPool implements Allocator, PoolStatsSource {
 
   free(address: number): void {
     const p = this.core;
+    settleParked(p);
     const slot = p.live.take(address);
     if (slot < 0) throw invalidFree(p, address);
     const b = p.blocks;
@@ -180,7 +191,8 @@ export class CachingPool implements Allocator, PoolStatsSource {
       insertEvents(p, slot, uses);
       return;
     }
-    freeBlock(p, slot, seg, false);
+    // Merged into the cached block after it at the next call, unless that call takes it back.
+    if (!park(p, slot, seg)) freeBlock(p, slot, seg, false);
   }
 
   // ── the rest of the Allocator contract ────────────────────────────────────────────────────
@@ -207,17 +219,20 @@ export class CachingPool implements Allocator, PoolStatsSource {
    * freeBytes: cached free blocks; overheadBytes: blocks freed but waiting for streams.
    */
   usage(): Usage {
+    settleParked(this.core);
     return usageOf(this.core, null);
   }
 
   /** Every segment (address order) with its blocks; pool `small`/`large` (`private-<id>/...`). */
   layout(): Layout {
+    settleParked(this.core);
     return layoutOf(this.core, null);
   }
 
   /** Gives every segment back to the source, live blocks included, and forgets every block. */
   reset(): void {
     const p = this.core;
+    settleParked(p);
     dropPendingFrees(p);
     for (const seg of p.segments) {
       if (seg === undefined) continue;
@@ -253,6 +268,7 @@ export class CachingPool implements Allocator, PoolStatsSource {
    * @throws InvalidArgumentError when the state is malformed; nothing changed.
    */
   restore(segments: readonly PoolStateSegment[]): number[][] | null {
+    settleParked(this.core);
     return restore(this.core, segments);
   }
 
@@ -291,6 +307,7 @@ export class CachingPool implements Allocator, PoolStatsSource {
 
   /** Makes every pending free whose streams are done reusable now (done on each allocation too). */
   processEvents(): void {
+    settleParked(this.core);
     processEvents(this.core);
   }
 
@@ -302,6 +319,7 @@ export class CachingPool implements Allocator, PoolStatsSource {
    * memory is all free, in the pool and in released private pools.
    */
   emptyCache(): void {
+    settleParked(this.core);
     releaseCachedBlocks(this.core);
   }
 
@@ -311,6 +329,7 @@ export class CachingPool implements Allocator, PoolStatsSource {
    * `bytes` are covered. Returns the bytes released (less than asked when not enough is unused).
    */
   release(bytes: number): number {
+    settleParked(this.core);
     return releaseBytes(this.core, bytes);
   }
 
@@ -319,6 +338,7 @@ export class CachingPool implements Allocator, PoolStatsSource {
    * `now`. Returns the bytes released (0 without `decayMs`).
    */
   decay(now?: number): number {
+    settleParked(this.core);
     return decay(this.core, now);
   }
 
@@ -327,6 +347,7 @@ export class CachingPool implements Allocator, PoolStatsSource {
    * (`torch.cuda.set_per_process_memory_fraction`). Enables garbage collection.
    */
   setMemoryFraction(fraction: number): void {
+    settleParked(this.core);
     this.core.setMemoryFraction(fraction);
   }
 
@@ -388,6 +409,7 @@ export class CachingPool implements Allocator, PoolStatsSource {
 
   /** PyTorch-keyed figures for `@allot/stats` (`withStats(pool)`, `memoryStats`, snapshots). */
   poolStats(): PoolStatsReport {
+    settleParked(this.core);
     return poolStatsOf(this.core, null);
   }
 
@@ -408,6 +430,7 @@ export class CachingPool implements Allocator, PoolStatsSource {
 
   /** Connects a sink for segment and free-completed events; returns its disconnection. */
   attachStatsSink(sink: StatsSink): () => void {
+    settleParked(this.core);
     const sinks = this.core.sinks;
     sinks.push(sink);
     return () => {

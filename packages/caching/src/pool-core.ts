@@ -134,6 +134,8 @@ export class PoolCore {
   readonly countSearches: boolean;
   /** The index `findFreeBlock` found its block in. */
   foundIn: OrderedIndex | null = null;
+  /** The freed block whose merge is put off (`parked-free.ts`), or NIL. */
+  parked = -1;
 
   constructor(options: CachingPoolOptions) {
     if (typeof options?.source?.acquire !== 'function') {

@@ -6,6 +6,7 @@
  */
 import { InvalidArgumentError, type Layout, type Usage } from '@allot/core';
 import type { MemoryStats, PoolStatsReport } from '@allot/stats';
+import { settleParked } from './parked-free';
 import { processEvents } from './pending-frees';
 import type { PoolCore } from './pool-core';
 import { PoolCounters } from './pool-counters';
@@ -94,14 +95,26 @@ export function createPrivatePool(p: PoolCore): PrivatePool {
   const owner = new PoolOwner(p.nextPrivateId++, new PoolCounters());
   p.privatePools.add(owner);
   return new PrivatePool(owner, {
-    usage: () => usageOf(p, owner),
-    layout: () => layoutOf(p, owner),
-    poolStats: () => poolStatsOf(p, owner),
+    // Each settles the parked free first (parked-free.ts): they read blocks and segments.
+    usage: () => {
+      settleParked(p);
+      return usageOf(p, owner);
+    },
+    layout: () => {
+      settleParked(p);
+      return layoutOf(p, owner);
+    },
+    poolStats: () => {
+      settleParked(p);
+      return poolStatsOf(p, owner);
+    },
     emptyCache: () => {
+      settleParked(p);
       processEvents(p);
       releaseUnusedOf(p, owner);
     },
     release: () => {
+      settleParked(p);
       if (owner.retired) return;
       owner.retired = true;
       if (p.target === owner) p.target = p.main;
