@@ -107,7 +107,8 @@ function cpuTimeNs(): number {
   return (user + system) * 1000;
 }
 
-function median(values: number[]): number {
+/** The median of `values` (non-empty): the middle value, or the mean of the middle two. */
+export function median(values: readonly number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   const middle = sorted.length >> 1;
   return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { CellResult } from './measure';
-import { medianOf, mergeProcesses } from './processes';
+import { median } from './measure';
+import { mergeProcesses } from './processes';
 
 function cell(
   workload: string,
@@ -26,11 +27,10 @@ function cell(
   };
 }
 
-describe('medianOf', () => {
+describe('median', () => {
   it('takes the middle value, or the mean of the middle two', () => {
-    expect(medianOf([])).toBeNull();
-    expect(medianOf([3, 1, 2])).toBe(2);
-    expect(medianOf([4, 1, 3, 2])).toBe(2.5);
+    expect(median([3, 1, 2])).toBe(2);
+    expect(median([4, 1, 3, 2])).toBe(2.5);
   });
 });
 
@@ -57,8 +57,10 @@ describe('mergeProcesses', () => {
       timedEvents: 10,
       elapsedMs: 30,
     });
-    // A process that did not measure the cell does not count.
+    // A process that did not measure the cell does not count; none measured it: no figure.
     expect(merged[1]).toMatchObject({ nsPerOp: 250, processMedians: [300, 200] });
+    const none = mergeProcesses([[cell('mix-5k', null)], [cell('mix-5k', null)]]);
+    expect(none[0]).toMatchObject({ nsPerOp: null, processMedians: [] });
   });
 
   it('passes one process through, and nothing through nothing', () => {

@@ -5,15 +5,7 @@
  * in a few processes and reports the median of their medians, as an independent harness that
  * repeats a cell in fresh processes would.
  */
-import type { CellResult } from './measure';
-
-/** The median of `values` (the mean of the middle two for an even count); null when empty. */
-export function medianOf(values: readonly number[]): number | null {
-  if (values.length === 0) return null;
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-}
+import { type CellResult, median } from './measure';
 
 /**
  * Merges the cells of one row measured in several processes, `byProcess[p]` from process p, the
@@ -32,7 +24,7 @@ export function mergeProcesses(byProcess: readonly (readonly CellResult[])[]): C
     const medians = all.flatMap((c) => (c.nsPerOp === null ? [] : [c.nsPerOp]));
     return {
       ...cell,
-      nsPerOp: medianOf(medians),
+      nsPerOp: medians.length > 0 ? median(medians) : null,
       runs: all.flatMap((c) => c.runs),
       processMedians: medians,
       partial: all.some((c) => c.partial),

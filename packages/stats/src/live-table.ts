@@ -7,7 +7,7 @@
  * blocks are recycled through a stack of spare indices, and both arrays double when full, so the
  * counting hot path allocates nothing once grown.
  */
-import { AddressMap, growFloat, growInt, NIL } from '@allot/blocks';
+import { AddressMap, growFloat, growInt } from '@allot/blocks';
 
 /** Records a table starts with; it doubles from there. */
 const INITIAL_RECORDS = 1024;
@@ -79,12 +79,6 @@ export class LiveTable {
   /** Puts back the entry {@link take} removed. */
   restore(address: number, index: number): void {
     this.map.set(address, index);
-  }
-
-  /** Forgets `address` (a no-op when it is not live). */
-  remove(address: number): void {
-    const r = this.map.take(address);
-    if (r !== NIL) this.recycle(r);
   }
 
   /** Forgets every entry (keeps the arrays). */
