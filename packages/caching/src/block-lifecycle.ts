@@ -134,15 +134,26 @@ export function handOut(
   address: number,
   size: number,
 ): number {
+  p.live.set(address, slot);
+  markAllocated(p, owner, small, slot, size);
+  return address;
+}
+
+/** Marks `slot` allocated for a request of `size` bytes and counts it; the address table aside. */
+export function markAllocated(
+  p: PoolCore,
+  owner: PoolOwner,
+  small: boolean,
+  slot: number,
+  size: number,
+): void {
   const b = p.blocks;
   b.state[slot] = BlockState.Allocated;
   b.requested[slot] = size;
-  p.live.set(address, slot);
   const usable = b.size[slot]!;
   const oversize = usable >= p.maxSplitSize;
   p.counters.allocated(small, usable, size, oversize);
   if (owner.counters !== null) owner.counters.allocated(small, usable, size, oversize);
-  return address;
 }
 
 /**

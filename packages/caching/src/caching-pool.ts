@@ -41,7 +41,7 @@ import { unindexBlock } from './cached-index';
 import { MAX_ROUNDED_SIZE, MIN_BLOCK_SIZE } from './constants';
 import { decay } from './decay';
 import { growExpandable } from './expandable-segments';
-import { park, settleParked, takeParked } from './parked-free';
+import { coolHot, park, reparkHot, retakeHot, settleParked, takeParked } from './parked-free';
 import {
   checkStream,
   dropPendingFrees,
@@ -126,6 +126,19 @@ export class CachingPool implements Allocator, PoolStatsSource {
   /** Like {@link allocate}, on `stream`. */
   allocateOn(stream: Stream, size: number, alignment?: number): number | null {
     const p = this.core;
+    if (p.hot !== NIL) {
+      // The same request as the one that took the hot block back: the hot cycle (parked-free.ts).
+      if (
+        p.hot === p.parked &&
+        size === p.hotRequest &&
+        stream === p.hotStream &&
+        alignment === undefined &&
+        p.target === p.main
+      ) {
+        return retakeHot(p, size);
+      }
+      coolHot(p);
+    }
     const align = checkRequest(size, alignment, MIN_BLOCK_SIZE);
     if (stream !== 0) checkStream(stream);
     if (p.pendingCount > 0) {
@@ -171,6 +184,14 @@ export class CachingPool implements Allocator, PoolStatsSource {
 
   free(address: number): void {
     const p = this.core;
+    const hot = p.hot;
+    if (hot !== NIL && hot !== p.parked && p.blocks.address[hot] === address) {
+      // The block the last call took back, with no stream use recorded: the hot cycle.
+      if (p.streamUses.size === 0) {
+        reparkHot(p);
+        return;
+      }
+    }
     settleParked(p);
     const slot = p.live.take(address);
     if (slot < 0) throw invalidFree(p, address);
@@ -200,7 +221,7 @@ export class CachingPool implements Allocator, PoolStatsSource {
   usableSize(address: number): number {
     const p = this.core;
     const slot = p.live.get(address);
-    if (slot < 0) {
+    if (slot < 0 || slot === p.parked) {
       throw new InvalidArgumentError(
         'address',
         hex(address),
@@ -211,7 +232,9 @@ export class CachingPool implements Allocator, PoolStatsSource {
   }
 
   owns(address: number): boolean {
-    return this.core.live.get(address) >= 0;
+    const slot = this.core.live.get(address);
+    // The parked block of the hot cycle keeps its entry (parked-free.ts): it is not live.
+    return slot >= 0 && slot !== this.core.parked;
   }
 
   /**
@@ -282,7 +305,7 @@ export class CachingPool implements Allocator, PoolStatsSource {
    */
   recordStream(address: number, stream: Stream): void {
     const slot = this.core.live.get(address);
-    if (slot < 0) {
+    if (slot < 0 || slot === this.core.parked) {
       throw new InvalidArgumentError(
         'address',
         hex(address),
@@ -420,11 +443,14 @@ export class CachingPool implements Allocator, PoolStatsSource {
 
   /** Sets every peak to its current value (`torch.cuda.reset_peak_memory_stats`). */
   resetPeakMemoryStats(): void {
+    // A counted hot cycle relies on the peaks it was measured against.
+    settleParked(this.core);
     this.core.counters.resetPeak();
   }
 
   /** Zeroes cumulative figures (`torch.cuda.reset_accumulated_memory_stats`). */
   resetAccumulatedMemoryStats(): void {
+    settleParked(this.core);
     this.core.counters.resetAccumulated();
   }
 

@@ -3,6 +3,7 @@
  * attached turns parking off) make the same decisions on the same calls, and their
  * `memory_stats()`, layouts and usage agree whenever they are read.
  */
+import { InvalidArgumentError, InvalidFreeError } from '@allot/core';
 import { propertyParameters } from '@allot/testkit';
 import { addressSource } from '@allot/workloads';
 import fc from 'fast-check';
@@ -30,15 +31,59 @@ const op = fc.oneof(
     weight: 2,
     arbitrary: fc.record({ kind: fc.constant('pair' as const), size }),
   },
+  // Same-size pairs in a row: the hot cycle, with something else done mid-pair or after a free.
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      kind: fc.constant('cycle' as const),
+      size,
+      times: fc.integer({ min: 2, max: 8 }),
+      at: fc.nat({ max: 8 }),
+      allocated: fc.boolean(),
+      interlude: fc.constantFrom('read', 'resetPeak', 'resetAccumulated', 'probe', 'alloc'),
+    }),
+  },
   {
     weight: 1,
     arbitrary: fc.constantFrom(
       { kind: 'read' as const },
       { kind: 'emptyCache' as const },
       { kind: 'release' as const },
+      { kind: 'resetPeak' as const },
+      { kind: 'resetAccumulated' as const },
     ),
   },
 );
+
+type Interlude = 'read' | 'resetPeak' | 'resetAccumulated' | 'probe' | 'alloc';
+
+/** Does `what` on both pools; `address` is the block of the cycle (live or just freed). */
+function interlude(
+  what: Interlude,
+  a: CachingPool,
+  b: CachingPool,
+  address: number,
+  live: number[],
+): void {
+  if (what === 'read') {
+    same(a, b);
+  } else if (what === 'resetPeak') {
+    a.resetPeakMemoryStats();
+    b.resetPeakMemoryStats();
+  } else if (what === 'resetAccumulated') {
+    a.resetAccumulatedMemoryStats();
+    b.resetAccumulatedMemoryStats();
+  } else if (what === 'probe') {
+    // A parked block keeps its address-table entry in the hot cycle; it must not read as live.
+    expect(a.owns(address)).toBe(b.owns(address));
+    const usable = (pool: CachingPool) => (pool.owns(address) ? pool.usableSize(address) : -1);
+    expect(usable(a)).toBe(usable(b));
+  } else {
+    const x = a.allocate(512);
+    expect(b.allocate(512)).toBe(x);
+    if (x !== null) live.push(x);
+  }
+}
 
 const config = fc.constantFrom(
   '',
@@ -99,6 +144,25 @@ describe('parked free', () => {
     }
   });
 
+  it("refuses a second free of the hot cycle's block, its figures unchanged", () => {
+    const [pool] = pools('');
+    pool.allocate(4 * KiB);
+    let x = -1;
+    // Enough same-size pairs for the cycle's figures to be counted rather than stored.
+    for (let i = 0; i < 5; i++) {
+      x = pool.allocate(64)!;
+      pool.free(x);
+    }
+    const before = pool.memoryStats();
+    expect(() => pool.free(x)).toThrow(InvalidFreeError);
+    expect(() => pool.usableSize(x)).toThrow(InvalidArgumentError);
+    expect(() => pool.recordStream(x, 1)).toThrow(InvalidArgumentError);
+    expect(pool.owns(x)).toBe(false);
+    expect(pool.memoryStats()).toEqual(before);
+    expect(pool.memoryStats()['allocation.all.allocated']).toBe(6);
+    expect(pool.memoryStats()['allocation.all.current']).toBe(1);
+  });
+
   it('makes the decisions and keeps the figures of a pool that merges at once', () => {
     fc.assert(
       fc.property(config, fc.array(op, { maxLength: 150 }), (conf, ops) => {
@@ -120,6 +184,18 @@ describe('parked free', () => {
             const [x] = live.splice(o.pick < 0 ? live.length - 1 : o.pick % live.length, 1);
             a.free(x!);
             b.free(x!);
+          } else if (o.kind === 'cycle') {
+            for (let t = 0; t < o.times; t++) {
+              const x = a.allocate(o.size);
+              expect(b.allocate(o.size)).toBe(x);
+              if (x === null) break;
+              if (t === o.at && o.allocated) interlude(o.interlude, a, b, x, live);
+              a.free(x);
+              b.free(x);
+              if (t === o.at && !o.allocated) interlude(o.interlude, a, b, x, live);
+            }
+          } else if (o.kind === 'resetPeak' || o.kind === 'resetAccumulated') {
+            interlude(o.kind, a, b, -1, live);
           } else if (o.kind === 'read') {
             same(a, b);
           } else if (o.kind === 'emptyCache') {

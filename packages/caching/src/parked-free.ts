@@ -22,14 +22,30 @@
  * {@link settleParked} first, which carries out the merge. Only the main pool's non-expandable
  * segments park, with no stats sink attached and no stream events pending, so the put-off merge
  * is the plain one of `free_block`.
+ *
+ * The hot cycle: a tensor allocated and freed in a loop. Once a parked block is taken back, the
+ * pool has changed in nothing but that block, so its next free parks it again and the same request
+ * then takes it again, each passing the checks the first take passed: neither call searches or
+ * checks anything, and the block keeps its address-table entry throughout (stale while it is
+ * parked; `owns` and the other lookups see through it). The cycle's figures are counted rather than
+ * stored: the first free and allocation of the cycle are counted in full and their cumulative
+ * increases measured, and every repeat after them adds one to a count. A repeat passes through
+ * exactly the figures the measured cycle did, so no peak can rise; {@link coolHot}, run before any
+ * other call (and before the peaks or the cumulative figures are reset), adds the count times the
+ * measured increases, and the figures of a free it still owes.
+ *
+ * ```
+ *  take (checked) ─► free ─► take ─► free ─► take ─► …      any other call: coolHot, settleParked
+ *                    └─ figures measured ┘   └─ counted ─┘
+ * ```
  */
 import { NIL } from '@allot/blocks';
-import { handOut } from './block-lifecycle';
+import { markAllocated } from './block-lifecycle';
 import { BlockState } from './block-store';
 import { growKey, recache } from './cached-index';
 import { MIN_BLOCK_SIZE } from './constants';
 import { becameUnused } from './decay';
-import type { PoolCore } from './pool-core';
+import { HotPhase, type PoolCore } from './pool-core';
 import type { FreeLists, PoolOwner, Segment } from './pool-owner';
 import { refusedAsOversize, splitsRemainder } from './size-policy';
 import type { Stream } from './stream-source';
@@ -49,9 +65,20 @@ export function park(p: PoolCore, slot: number, seg: Segment): boolean {
   const prev = b.prev[slot]!;
   if (next === NIL || b.state[next] !== BlockState.Free) return false;
   if (prev !== NIL && b.state[prev] === BlockState.Free) return false;
-  // What free_block does for this case, figures only (see freeBlock's merge branch).
+  parkFigures(p, slot, seg);
+  return true;
+}
+
+/**
+ * What free_block does when block `slot` merges into the cached block after it, figures only (see
+ * freeBlock's merge branch); the block is then the parked one.
+ */
+function parkFigures(p: PoolCore, slot: number, seg: Segment): void {
+  const b = p.blocks;
+  const owner = seg.owner;
   const small = seg.small;
   const lists = small ? owner.small : owner.large;
+  const next = b.next[slot]!;
   const size = b.size[slot]!;
   const before = b.size[next]!;
   const merged = before + size;
@@ -62,7 +89,6 @@ export function park(p: PoolCore, slot: number, seg: Segment): boolean {
   p.counters.deactivated(small, size, b.requested[slot]!, false);
   if (!split) becameUnused(p, seg);
   p.parked = slot;
-  return true;
 }
 
 /**
@@ -99,18 +125,112 @@ export function takeParked(
     const key = index.primary(after);
     if (key < merged || (key === merged && index.secondary(after) < b.address[slot]!)) return -1;
   }
-  // Taken: findFreeBlock's count, useBlock's split figures, handOut.
+  retake(p, seg, slot, size);
+  const address = b.address[slot]!;
+  p.live.set(address, slot);
+  // Nothing has changed but this block: its free and the same request again repeat this cycle.
+  p.hot = slot;
+  p.hotRequest = size;
+  p.hotStream = stream;
+  // Cycles are counted only where a cycle moves nothing but figures (no search clock, no decay).
+  p.hotPhase = p.countSearches || p.idle !== null ? HotPhase.Eager : HotPhase.Mark;
+  return address;
+}
+
+/**
+ * Takes parked block `slot` of `seg` for a request of `size` bytes, its checks passed: findFreeBlock's
+ * count, useBlock's split figures and handOut's, all but the address table.
+ */
+function retake(p: PoolCore, seg: Segment, slot: number, size: number): void {
+  const b = p.blocks;
+  const owner = seg.owner;
+  const small = seg.small;
+  const lists = small ? owner.small : owner.large;
   if (p.countSearches) lists.searches++;
   p.parked = NIL;
   if (p.idle !== null) p.idle.delete(seg);
+  const next = b.next[slot]!;
+  const remaining = b.size[next]!;
   b.gcBase[next] = lists.searches;
   const wasSplit = b.prev[slot] !== NIL || b.next[next] !== NIL;
-  recache(p, owner, lists.small, wasSplit, merged, true, remaining);
-  return handOut(p, owner, lists.small, slot, b.address[slot]!, size);
+  recache(p, owner, small, wasSplit, b.size[slot]! + remaining, true, remaining);
+  markAllocated(p, owner, small, slot, size);
+}
+
+/**
+ * The hot cycle's free: block {@link PoolCore.hot}, allocated by the last call to the pool, is freed.
+ * Nothing has changed since its take, which passed every check {@link park} makes, so it parks
+ * again, with the figures of the caller's free and of the merge; its address-table entry stays (a
+ * parked block's entry is stale: see {@link coolHot}).
+ */
+export function reparkHot(p: PoolCore): void {
+  const slot = p.hot;
+  if (p.hotPhase === HotPhase.Counted) {
+    // Figures owed until the cycle cools (coolHot).
+    p.blocks.state[slot] = BlockState.Parked;
+    p.parked = slot;
+    return;
+  }
+  if (p.hotPhase === HotPhase.Mark) {
+    p.counters.markCycle();
+    p.hotPhase = HotPhase.Measure;
+  }
+  repark(p, slot);
+}
+
+/** Parks allocated block `slot` with the figures of its free by the caller and of the merge. */
+function repark(p: PoolCore, slot: number): void {
+  const seg = p.segments[p.blocks.segment[slot]!]!;
+  const size = p.blocks.size[slot]!;
+  p.counters.freed(seg.small, size, size >= p.maxSplitSize, false);
+  parkFigures(p, slot, seg);
+}
+
+/**
+ * The hot cycle's allocation: parked block {@link PoolCore.hot}, freed by the last call to the pool
+ * and asked for again with the request that took it before. Nothing has changed since that take, so
+ * its checks hold as they did; the block keeps its address-table entry. Returns its address.
+ */
+export function retakeHot(p: PoolCore, size: number): number {
+  const slot = p.hot;
+  const b = p.blocks;
+  if (p.hotPhase === HotPhase.Counted) {
+    // The request, and so `b.requested[slot]`, is the one of the measured cycle.
+    p.parked = NIL;
+    b.state[slot] = BlockState.Allocated;
+    p.hotCycles++;
+    return b.address[slot]!;
+  }
+  retake(p, p.segments[b.segment[slot]!]!, slot, size);
+  if (p.hotPhase === HotPhase.Measure) {
+    p.counters.endCycle();
+    p.hotPhase = HotPhase.Counted;
+  }
+  return b.address[slot]!;
+}
+
+/**
+ * Ends the hot cycle, if any, before a call other than its repeat: a parked hot block's stale
+ * address-table entry goes, and the block is then parked as any other.
+ */
+export function coolHot(p: PoolCore): void {
+  const slot = p.hot;
+  if (slot === NIL) return;
+  p.hot = NIL;
+  if (p.hotCycles > 0) {
+    p.counters.repeatCycle(p.hotCycles);
+    p.hotCycles = 0;
+  }
+  if (slot === p.parked) {
+    p.live.take(p.blocks.address[slot]!);
+    // A counted cycle's free owes its figures: the same as the measured one's, so no peak rises.
+    if (p.hotPhase === HotPhase.Counted) repark(p, slot);
+  }
 }
 
 /** Carries out the parked block's merge, if any: the pool is then as PyTorch has it. */
 export function settleParked(p: PoolCore): void {
+  if (p.hot !== NIL) coolHot(p);
   const slot = p.parked;
   if (slot === NIL) return;
   p.parked = NIL;

@@ -78,6 +78,15 @@ export interface Failure {
   readonly allocationSize: number;
 }
 
+/**
+ * Where the hot cycle (`parked-free.ts`) stands with its figures. `Eager`: every call counts them.
+ * `Mark`: the next free starts measuring one cycle (free and allocation), `Measure`: the next
+ * allocation ends it. `Counted`: calls count repeats only; cooling the cycle adds their cumulative
+ * increases, and the free's own figures when the block is parked.
+ */
+export const HotPhase = { Eager: 0, Mark: 1, Measure: 2, Counted: 3 } as const;
+export type HotPhase = (typeof HotPhase)[keyof typeof HotPhase];
+
 /** "No cap" for the memory fraction and `max_split_size`. */
 export const NO_CAP = Number.POSITIVE_INFINITY;
 
@@ -136,6 +145,20 @@ export class PoolCore {
   foundIn: OrderedIndex | null = null;
   /** The freed block whose merge is put off (`parked-free.ts`), or NIL. */
   parked = -1;
+  /**
+   * The block of the hot cycle (`parked-free.ts`): taken back from park by the last call to the pool
+   * (or parked again by it), so that its free, or the same request again, repeats that call's
+   * checks; NIL when the last call did anything else. Its address-table entry stays while parked.
+   */
+  hot = -1;
+  /** The request size that took the {@link hot} block back. */
+  hotRequest = 0;
+  /** The stream of that request. */
+  hotStream: Stream = 0;
+  /** How the hot cycle's figures are kept. */
+  hotPhase: HotPhase = HotPhase.Eager;
+  /** Cycles since {@link hotPhase} became `Counted`, their figures not yet added. */
+  hotCycles = 0;
 
   constructor(options: CachingPoolOptions) {
     if (typeof options?.source?.acquire !== 'function') {

@@ -100,6 +100,8 @@ function raiseDerived(v: Float64Array, d: number, a: number): void {
 /** Counters of one pool owner (the whole pool, or one private pool). */
 export class PoolCounters {
   private readonly values = new Float64Array(SLOTS);
+  /** The figures at {@link markCycle}; after {@link endCycle}, the cycle's cumulative increases. */
+  private readonly cycle = new Float64Array(SLOTS);
   /** Free (cached) blocks now. */
   cachedBlocks = 0;
   numAllocRetries = 0;
@@ -251,6 +253,36 @@ export class PoolCounters {
     this.numSyncAllStreams = 0;
     this.numDeviceAlloc = 0;
     this.numDeviceFree = 0;
+  }
+
+  /**
+   * Starts measuring a cycle: a run of calls after which every current figure is back where it
+   * was (the hot cycle of `parked-free.ts`). {@link endCycle} ends it.
+   */
+  markCycle(): void {
+    this.cycle.set(this.values);
+  }
+
+  /** Ends the cycle {@link markCycle} started: its cumulative increase is kept. */
+  endCycle(): void {
+    const v = this.values;
+    const c = this.cycle;
+    for (let i = 0; i < SLOTS; i++) c[i] = v[i]! - c[i]!;
+  }
+
+  /**
+   * Counts `n` more repeats of the measured cycle. A repeat passes through the same figures as the
+   * cycle did, so only the cumulative increases move; no peak can rise, since the cycle's own
+   * figures were checked against the peaks (reset the peaks only between cycles).
+   */
+  repeatCycle(n: number): void {
+    const v = this.values;
+    const c = this.cycle;
+    // The `allocated` slots of the small (1) and large (5) pool in each family's stride.
+    for (let f = 0; f < SLOTS; f += STRIDE) {
+      v[f + 1]! += n * c[f + 1]!;
+      v[f + 5]! += n * c[f + 5]!;
+    }
   }
 
   /** Everything current counts as freed (after a reset that forgot every block). */
