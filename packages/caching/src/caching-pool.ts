@@ -76,6 +76,15 @@ import type { Stream } from './stream-source';
 export type { CachingPoolOptions, FreeMemoryCallback } from './pool-core';
 export { PrivatePool, type PrivatePoolScope } from './private-pools';
 
+/**
+ * The slot of the live block at `address`, or a negative number. The parked block of the hot cycle
+ * keeps its address-table entry (parked-free.ts), but it is not live.
+ */
+function liveSlot(p: PoolCore, address: number): number {
+  const slot = p.live.get(address);
+  return slot === p.parked ? NIL : slot;
+}
+
 function hex(address: number): string {
   return Number.isFinite(address) ? `0x${address.toString(16)}` : String(address);
 }
@@ -126,16 +135,13 @@ export class CachingPool implements Allocator, PoolStatsSource {
   /** Like {@link allocate}, on `stream`. */
   allocateOn(stream: Stream, size: number, alignment?: number): number | null {
     const p = this.core;
-    if (p.hot !== NIL) {
-      // The same request as the one that took the hot block back: the hot cycle (parked-free.ts).
-      if (
-        p.hot === p.parked &&
-        size === p.hotRequest &&
-        stream === p.hotStream &&
-        alignment === undefined &&
-        p.target === p.main
-      ) {
-        return retakeHot(p, size);
+    const hot = p.hot;
+    if (hot !== NIL) {
+      // The request that took the hot block back, again: the hot cycle (parked-free.ts).
+      const b = p.blocks;
+      if (hot === p.parked && size === b.requested[hot] && alignment === undefined) {
+        const seg = p.segments[b.segment[hot]!]!;
+        if (seg.stream === stream && seg.owner === p.target) return retakeHot(p, seg);
       }
       coolHot(p);
     }
@@ -220,8 +226,8 @@ export class CachingPool implements Allocator, PoolStatsSource {
 
   usableSize(address: number): number {
     const p = this.core;
-    const slot = p.live.get(address);
-    if (slot < 0 || slot === p.parked) {
+    const slot = liveSlot(p, address);
+    if (slot < 0) {
       throw new InvalidArgumentError(
         'address',
         hex(address),
@@ -232,9 +238,7 @@ export class CachingPool implements Allocator, PoolStatsSource {
   }
 
   owns(address: number): boolean {
-    const slot = this.core.live.get(address);
-    // The parked block of the hot cycle keeps its entry (parked-free.ts): it is not live.
-    return slot >= 0 && slot !== this.core.parked;
+    return liveSlot(this.core, address) >= 0;
   }
 
   /**
@@ -304,8 +308,8 @@ export class CachingPool implements Allocator, PoolStatsSource {
    * @throws InvalidArgumentError when `address` is not a live block or `stream` is not a stream.
    */
   recordStream(address: number, stream: Stream): void {
-    const slot = this.core.live.get(address);
-    if (slot < 0 || slot === this.core.parked) {
+    const slot = liveSlot(this.core, address);
+    if (slot < 0) {
       throw new InvalidArgumentError(
         'address',
         hex(address),

@@ -130,8 +130,6 @@ export function takeParked(
   p.live.set(address, slot);
   // Nothing has changed but this block: its free and the same request again repeat this cycle.
   p.hot = slot;
-  p.hotRequest = size;
-  p.hotStream = stream;
   // Cycles are counted only where a cycle moves nothing but figures (no search clock, no decay).
   p.hotPhase = p.countSearches || p.idle !== null ? HotPhase.Eager : HotPhase.Mark;
   return address;
@@ -187,21 +185,21 @@ function repark(p: PoolCore, slot: number): void {
 }
 
 /**
- * The hot cycle's allocation: parked block {@link PoolCore.hot}, freed by the last call to the pool
- * and asked for again with the request that took it before. Nothing has changed since that take, so
- * its checks hold as they did; the block keeps its address-table entry. Returns its address.
+ * The hot cycle's allocation: parked block {@link PoolCore.hot} of `seg`, freed by the last call to
+ * the pool and asked for again with the request that took it before (its `requested` bytes, on its
+ * segment's stream and owner). Nothing has changed since that take, so its checks hold as they did;
+ * the block keeps its address-table entry. Returns its address.
  */
-export function retakeHot(p: PoolCore, size: number): number {
+export function retakeHot(p: PoolCore, seg: Segment): number {
   const slot = p.hot;
   const b = p.blocks;
   if (p.hotPhase === HotPhase.Counted) {
-    // The request, and so `b.requested[slot]`, is the one of the measured cycle.
     p.parked = NIL;
     b.state[slot] = BlockState.Allocated;
     p.hotCycles++;
     return b.address[slot]!;
   }
-  retake(p, p.segments[b.segment[slot]!]!, slot, size);
+  retake(p, seg, slot, b.requested[slot]!);
   if (p.hotPhase === HotPhase.Measure) {
     p.counters.endCycle();
     p.hotPhase = HotPhase.Counted;
@@ -230,7 +228,7 @@ export function coolHot(p: PoolCore): void {
 
 /** Carries out the parked block's merge, if any: the pool is then as PyTorch has it. */
 export function settleParked(p: PoolCore): void {
-  if (p.hot !== NIL) coolHot(p);
+  coolHot(p);
   const slot = p.parked;
   if (slot === NIL) return;
   p.parked = NIL;

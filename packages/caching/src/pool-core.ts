@@ -151,10 +151,6 @@ export class PoolCore {
    * checks; NIL when the last call did anything else. Its address-table entry stays while parked.
    */
   hot = -1;
-  /** The request size that took the {@link hot} block back. */
-  hotRequest = 0;
-  /** The stream of that request. */
-  hotStream: Stream = 0;
   /** How the hot cycle's figures are kept. */
   hotPhase: HotPhase = HotPhase.Eager;
   /** Cycles since {@link hotPhase} became `Counted`, their figures not yet added. */
