@@ -171,6 +171,18 @@ export class BlockStore {
     this.recycle(prev);
   }
 
+  /**
+   * Block `slot` becomes `size` bytes and the block after it starts right behind it, taking up the
+   * difference: what merging the two and splitting `size` bytes off the front would leave, with no
+   * slot recycled or taken. The caller checks that the block after is large enough.
+   */
+  moveBoundary(slot: number, size: number): void {
+    const next = this.next[slot]!;
+    this.size[next]! += this.size[slot]! - size;
+    this.size[slot] = size;
+    this.address[next] = this.address[slot]! + size;
+  }
+
   /** Whether `slot` is the only block of its segment. */
   isWhole(slot: number): boolean {
     return this.prev[slot] === NIL && this.next[slot] === NIL;

@@ -144,6 +144,24 @@ describe('parked free', () => {
     }
   });
 
+  it('serves sizes that take turns from the merged block, as a pool that merges at once', () => {
+    const [a, b] = pools('');
+    const held = [a.allocate(100 * KiB)!, b.allocate(100 * KiB)!];
+    expect(held[0]).toBe(held[1]);
+    // Small-pool sizes, then one (3 MiB) from the large pool that settles the parked block.
+    const sizes = [512, 3000, 4 * KiB, 64 * KiB, 3000, 200 * KiB, 3 * MiB, 512];
+    for (let round = 0; round < 3; round++) {
+      for (const s of sizes) {
+        const x = a.allocate(s);
+        expect(b.allocate(s)).toBe(x);
+        same(a, b);
+        a.free(x!);
+        b.free(x!);
+        same(a, b);
+      }
+    }
+  });
+
   it("refuses a second free of the hot cycle's block, its figures unchanged", () => {
     const [pool] = pools('');
     pool.allocate(4 * KiB);

@@ -17,6 +17,16 @@
  *  anything else:    settleParked → [ a + n: cached ] as PyTorch has it, then the call proceeds
  * ```
  *
+ * The same merged block serves a request of another size as well, when best fit would again split
+ * it off the front of the merged block: the boundary between the parked block and the cached one
+ * moves (`BlockStore.moveBoundary`) and the cached block is rekeyed, which leaves the blocks,
+ * addresses and keys the merge and the split would, without either. That is the cache hit of
+ * tensors whose sizes take turns in one segment.
+ *
+ * ```
+ *  allocate(|b|):    [ b: allocated ][ n': cached, key (|a| + |n| − |b|, address of a + |b|) ]
+ * ```
+ *
  * At most one block is parked. Every other entry point of the pool (a free, an allocation that does
  * not take it, any query of blocks or segments, cache release, private pools, stream events) calls
  * {@link settleParked} first, which carries out the merge. Only the main pool's non-expandable
@@ -28,15 +38,15 @@
  * then takes it again, each passing the checks the first take passed: neither call searches or
  * checks anything, and the block keeps its address-table entry throughout (stale while it is
  * parked; `owns` and the other lookups see through it). The cycle's figures are counted rather than
- * stored: the first free and allocation of the cycle are counted in full and their cumulative
- * increases measured, and every repeat after them adds one to a count. A repeat passes through
+ * stored: once the request has come back once, the next free and allocation are counted in full
+ * and their cumulative increases measured, and every repeat after them adds one to a count. A repeat passes through
  * exactly the figures the measured cycle did, so no peak can rise; {@link coolHot}, run before any
  * other call (and before the peaks or the cumulative figures are reset), adds the count times the
  * measured increases, and the figures of a free it still owes.
  *
  * ```
- *  take (checked) ─► free ─► take ─► free ─► take ─► …      any other call: coolHot, settleParked
- *                    └─ figures measured ┘   └─ counted ─┘
+ *  take (checked) ─► free ─► take ─► free ─► take ─► free ─► take ─► …   any other call: coolHot,
+ *                    └─ eager ──────┘   └─ measured ───┘   └─ counted ─┘    settleParked
  * ```
  */
 import { NIL } from '@allot/blocks';
@@ -93,8 +103,9 @@ function parkFigures(p: PoolCore, slot: number, seg: Segment): void {
 
 /**
  * The parked block, allocated for a request of `size` (rounded `rounded`, aligned `align`) on
- * `stream` from `owner`'s `lists`, when PyTorch would split it off the merged block right there;
- * its address, or -1 (nothing changed: settle, then take the usual path).
+ * `stream` from `owner`'s `lists`, when PyTorch's best fit would take the merged block and split
+ * the request off its front: of the parked block's own size (it comes back as it was) or of another
+ * (the boundary moves). Its address, or -1 (nothing changed: settle, then take the usual path).
  */
 export function takeParked(
   p: PoolCore,
@@ -107,31 +118,38 @@ export function takeParked(
 ): number {
   const b = p.blocks;
   const slot = p.parked;
-  if (b.size[slot] !== rounded || align > MIN_BLOCK_SIZE) return -1;
+  if (align > MIN_BLOCK_SIZE) return -1;
   const seg = p.segments[b.segment[slot]!]!;
   if (seg.owner !== owner || seg.stream !== stream || seg.small !== lists.small) return -1;
   const next = b.next[slot]!;
-  const remaining = b.size[next]!;
-  const merged = rounded + remaining;
+  const address = b.address[slot]!;
+  const merged = b.size[slot]! + b.size[next]!;
+  if (rounded > merged) return -1;
+  const remaining = merged - rounded;
   // alloc_found_block splits the merged block here, and get_free_block takes it at all.
   if (!splitsRemainder(lists.small, rounded, remaining, p.maxSplitSize)) return -1;
   if (refusedAsOversize(rounded, merged, p.maxSplitSize, p.maxNonSplitRounding)) return -1;
-  // Best fit over the merged state: the merged block, unless a cached block sorts between the
-  // request and it. `next` still has its key from before the merge, below the merged block's.
+  // Best fit over the merged state: the merged block, unless a cached block other than `next`
+  // sorts from the request up to it. `next` still has its key from before the merge, below the
+  // merged block's, so it is skipped.
   const index = lists.find(stream)!;
-  if (index.lowerBound(rounded, Number.NEGATIVE_INFINITY) !== next) return -1;
-  const after = index.successor(next);
+  let after = index.lowerBound(rounded, Number.NEGATIVE_INFINITY);
+  if (after === next) after = index.successor(next);
   if (after !== NIL) {
     const key = index.primary(after);
-    if (key < merged || (key === merged && index.secondary(after) < b.address[slot]!)) return -1;
+    if (key < merged || (key === merged && index.secondary(after) < address)) return -1;
+  }
+  if (b.size[slot] !== rounded) {
+    // Another size off the front of the same merged block: the split lands elsewhere.
+    b.moveBoundary(slot, rounded);
+    index.rekey(next, remaining, address + rounded, remaining);
   }
   retake(p, seg, slot, size);
-  const address = b.address[slot]!;
   p.live.set(address, slot);
   // Nothing has changed but this block: its free and the same request again repeat this cycle.
   p.hot = slot;
   // Cycles are counted only where a cycle moves nothing but figures (no search clock, no decay).
-  p.hotPhase = p.countSearches || p.idle !== null ? HotPhase.Eager : HotPhase.Mark;
+  p.hotPhase = p.countSearches || p.idle !== null ? HotPhase.Eager : HotPhase.Armed;
   return address;
 }
 
@@ -203,6 +221,9 @@ export function retakeHot(p: PoolCore, seg: Segment): number {
   if (p.hotPhase === HotPhase.Measure) {
     p.counters.endCycle();
     p.hotPhase = HotPhase.Counted;
+  } else if (p.hotPhase === HotPhase.Armed) {
+    // The request came back: a loop, whose next cycle is measured and the ones after it counted.
+    p.hotPhase = HotPhase.Mark;
   }
   return b.address[slot]!;
 }

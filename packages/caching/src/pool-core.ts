@@ -80,11 +80,13 @@ export interface Failure {
 
 /**
  * Where the hot cycle (`parked-free.ts`) stands with its figures. `Eager`: every call counts them.
- * `Mark`: the next free starts measuring one cycle (free and allocation), `Measure`: the next
- * allocation ends it. `Counted`: calls count repeats only; cooling the cycle adds their cumulative
- * increases, and the free's own figures when the block is parked.
+ * `Armed`: counted eagerly too, until the same request takes the block back a second time, which
+ * makes it `Mark` (a block taken once and then left, as when sizes take turns, is not worth
+ * measuring). `Mark`: the next free starts measuring one cycle (free and allocation), `Measure`: the
+ * next allocation ends it. `Counted`: calls count repeats only; cooling the cycle adds their
+ * cumulative increases, and the free's own figures when the block is parked.
  */
-export const HotPhase = { Eager: 0, Mark: 1, Measure: 2, Counted: 3 } as const;
+export const HotPhase = { Eager: 0, Armed: 1, Mark: 2, Measure: 3, Counted: 4 } as const;
 export type HotPhase = (typeof HotPhase)[keyof typeof HotPhase];
 
 /** "No cap" for the memory fraction and `max_split_size`. */
