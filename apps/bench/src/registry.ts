@@ -17,6 +17,7 @@ import { addressSource } from '@allot/workloads';
 import { AS_TLSF_MAX_CAPACITY, asTlsf, compileAsTlsf } from './as-tlsf';
 import type { BenchAllocator } from './bench-allocator';
 import { bump } from './bump';
+import { bumpTable } from './bump-table';
 import { THING_MAX_CAPACITY, thingMalloc } from './thing-malloc';
 
 export type { BenchAllocator } from './bench-allocator';
@@ -159,6 +160,15 @@ export const ALLOCATORS: readonly AllocatorEntry[] = [
     peer: true,
     timingCapacity: (profile) => profile.totalAllocatedBytes + 8 * profile.allocs + 2 ** 20,
     load: async () => (capacity) => bump(capacity),
+  },
+  {
+    name: 'bump+table',
+    recipe:
+      'bump allocator whose free finds the block in an address table (`AddressMap` of ' +
+      '`@allot/blocks`): the floor of an allocator that keeps its records outside the memory',
+    peer: true,
+    timingCapacity: (profile) => profile.totalAllocatedBytes + 8 * profile.allocs + 2 ** 20,
+    load: async () => (capacity) => bumpTable(capacity),
   },
 ];
 

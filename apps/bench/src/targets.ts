@@ -101,7 +101,7 @@ function relativeTo(
 }
 
 /** Rows whose own growth is shown beside a growth target's figure. */
-const GROWTH_PEERS = ['as-tlsf', 'bump'];
+const GROWTH_PEERS = ['as-tlsf', 'bump', 'bump+table'];
 
 function growth(
   allocator: string,
