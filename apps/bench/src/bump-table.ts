@@ -18,7 +18,6 @@ export function bumpTable(capacity: number, base = 0, defaultAlignment = 8): Ben
   const end = base + capacity;
   const table = new AddressMap();
   let top = base;
-  let liveBytes = 0;
   return {
     allocate(size: number, alignment = defaultAlignment): number | null {
       const remainder = top % alignment;
@@ -27,18 +26,14 @@ export function bumpTable(capacity: number, base = 0, defaultAlignment = 8): Ben
       if (address + size > end || size > 0x7fffffff) return null;
       top = address + size;
       table.set(address, size);
-      liveBytes += size;
       return address;
     },
     free(address: number): void {
-      const size = table.take(address);
-      if (size < 0) throw new Error(`bump+table: ${address} is not a live block`);
-      liveBytes -= size;
+      if (table.take(address) < 0) throw new Error(`bump+table: ${address} is not a live block`);
     },
     reset(): void {
       table.clear();
       top = base;
-      liveBytes = 0;
     },
   };
 }
