@@ -39,10 +39,10 @@
  * checks anything, and the block keeps its address-table entry throughout (stale while it is
  * parked; `owns` and the other lookups see through it). The cycle's figures are counted rather than
  * stored: once the request has come back once, the next free and allocation are counted in full
- * and their cumulative increases measured, and every repeat after them adds one to a count. A repeat passes through
- * exactly the figures the measured cycle did, so no peak can rise; {@link coolHot}, run before any
- * other call (and before the peaks or the cumulative figures are reset), adds the count times the
- * measured increases, and the figures of a free it still owes.
+ * and their cumulative increases measured, and every repeat after them adds one to a count. A
+ * repeat passes through exactly the figures the measured cycle did, so no peak can rise;
+ * {@link coolHot}, run before any other call (and before the peaks or the cumulative figures are
+ * reset), adds the count times the measured increases, and the figures of a free it still owes.
  *
  * ```
  *  take (checked) ─► free ─► take ─► free ─► take ─► free ─► take ─► …   any other call: coolHot,
