@@ -80,6 +80,11 @@ export function defaultTimingCapacity(profile: WorkloadProfile): number {
   return 2 ** Math.ceil(Math.log2(wanted));
 }
 
+/** Capacity of the bump floors, which never reuse memory: every request, aligned, and 1 MiB more. */
+function floorCapacity(profile: WorkloadProfile): number {
+  return profile.totalAllocatedBytes + 8 * profile.allocs + 2 ** 20;
+}
+
 /** Skips the workloads with a request above `maxRequest` (the largest a row serves). */
 const requestsUpTo =
   (maxRequest: number) =>
@@ -158,7 +163,7 @@ export const ALLOCATORS: readonly AllocatorEntry[] = [
     name: 'bump',
     recipe: 'bump allocator (free is a no-op): the floor',
     peer: true,
-    timingCapacity: (profile) => profile.totalAllocatedBytes + 8 * profile.allocs + 2 ** 20,
+    timingCapacity: floorCapacity,
     load: async () => (capacity) => bump(capacity),
   },
   {
@@ -167,7 +172,7 @@ export const ALLOCATORS: readonly AllocatorEntry[] = [
       'bump allocator whose free finds the block in an address table (`AddressMap` of ' +
       '`@allot/blocks`): the floor of an allocator that keeps its records outside the memory',
     peer: true,
-    timingCapacity: (profile) => profile.totalAllocatedBytes + 8 * profile.allocs + 2 ** 20,
+    timingCapacity: floorCapacity,
     load: async () => (capacity) => bumpTable(capacity),
   },
 ];

@@ -124,9 +124,9 @@ export function takeParked(
   const next = b.next[slot]!;
   const address = b.address[slot]!;
   const merged = b.size[slot]! + b.size[next]!;
-  if (rounded > merged) return -1;
   const remaining = merged - rounded;
-  // alloc_found_block splits the merged block here, and get_free_block takes it at all.
+  // alloc_found_block splits the merged block here (a request larger than the merged block leaves
+  // a negative remainder, which never splits), and get_free_block takes it at all.
   if (!splitsRemainder(lists.small, rounded, remaining, p.maxSplitSize)) return -1;
   if (refusedAsOversize(rounded, merged, p.maxSplitSize, p.maxNonSplitRounding)) return -1;
   // Best fit over the merged state: the merged block, unless a cached block other than `next`
