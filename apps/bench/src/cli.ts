@@ -4,7 +4,7 @@
  * `BENCHMARKS.md` at the repository root.
  *
  * Rows run one after another (never in parallel: they would share cores and disturb each other's
- * timings). The parent only builds traces for their summaries and loads each row once to learn
+ * timings), in rounds of one process per row, so that machine noise falls on all rows alike. The parent only builds traces for their summaries and loads each row once to learn
  * whether it is available; all measuring happens in the workers.
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -13,7 +13,7 @@ import { dirname, join, resolve } from 'node:path';
 import type { CellResult } from './measure';
 import { commandLine, parseCli, USAGE, UsageError } from './options';
 import { mergeProcesses } from './processes';
-import { ALLOCATORS, RowUnavailableError } from './registry';
+import { ALLOCATORS, type AllocatorEntry, RowUnavailableError } from './registry';
 import { mergeBenchmarksFile, renderMarkdownBlock, renderTerminal } from './report';
 import type { AllocatorRecord, BenchRun, WorkloadRecord } from './results';
 import { runWorker } from './run-worker';
@@ -116,7 +116,9 @@ async function main(argv: string[]): Promise<number> {
     notes: [...plan.notes],
   };
 
-  for (const [index, entry] of entries.entries()) {
+  // Load every row once first: a row that cannot load is reported and left out of the rounds.
+  const measured: AllocatorEntry[] = [];
+  for (const entry of entries) {
     const record = { name: entry.name, recipe: entry.recipe, peer: entry.peer ?? false };
     try {
       await entry.load();
@@ -127,10 +129,16 @@ async function main(argv: string[]): Promise<number> {
       continue;
     }
     allocators.push({ ...record, status: 'measured' });
-    const { processes } = options.settings;
-    const results: CellResult[][] = [];
-    for (let p = 0; p < processes; p++) {
-      const label = `[${index + 1}/${entries.length}] ${entry.name}${processes > 1 ? ` (process ${p + 1}/${processes})` : ''}`;
+    measured.push(entry);
+  }
+  // Rounds: each round runs every row in one process of its own, so a slow spell of the machine
+  // falls on the rows of one round alike instead of on every process of one row.
+  const { processes } = options.settings;
+  const results: CellResult[][][] = measured.map(() => []);
+  for (let p = 0; p < processes; p++) {
+    for (const [index, entry] of measured.entries()) {
+      const round = processes > 1 ? ` (round ${p + 1}/${processes})` : '';
+      const label = `[${index + 1}/${measured.length}] ${entry.name}${round}`;
       progress.update(`${label}: starting`);
       const report = await runWorker(
         {
@@ -138,7 +146,7 @@ async function main(argv: string[]): Promise<number> {
           allocator: entry.name,
           workloads: specs,
           settings: options.settings,
-          // The capacity search does not depend on the compiled code: the first process does it.
+          // The capacity search does not depend on the compiled code: the first round does it.
           measureMemory: p === 0,
         },
         (message) => {
@@ -146,7 +154,7 @@ async function main(argv: string[]): Promise<number> {
             progress.update(`${label}: ${message.workload} (${message.phase})`);
         },
       );
-      results.push(report.results);
+      results[index]!.push(report.results);
       // Skips are the same in every process; errors are reported once each.
       if (p === 0)
         for (const s of report.skipped) run.skipped.push({ allocator: entry.name, ...s });
@@ -157,8 +165,8 @@ async function main(argv: string[]): Promise<number> {
         );
       }
     }
-    run.cells.push(...mergeProcesses(results));
   }
+  for (const perProcess of results) run.cells.push(...mergeProcesses(perProcess));
   progress.clear();
   const finished: BenchRun = { ...run, durationSeconds: (performance.now() - startedAt) / 1000 };
 
