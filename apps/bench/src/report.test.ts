@@ -13,7 +13,7 @@ import {
 } from './report';
 import type { BenchRun } from './results';
 import { QUICK_SETTINGS } from './settings';
-import { evaluateTargets } from './targets';
+import { evaluateTargets, roundRatios, spreadOf } from './targets';
 
 function cell(
   allocator: string,
@@ -122,6 +122,46 @@ describe('formatting', () => {
       measured: '1.200× (worst: ls)',
     });
     expect(find('first-fit, mix-5k: ns/op').status).toBe('not measured');
+  });
+
+  it('pairs the rounds of two rows and shows how far their ratios range', () => {
+    expect(roundRatios([10, 12, 9], [10, 10, 10])).toEqual([1, 1.2, 0.9]);
+    // One round, a missing round, or no rounds: no spread to show.
+    expect(roundRatios([10], [10])).toEqual([]);
+    expect(roundRatios([10, 12], [10, 10, 10])).toEqual([]);
+    expect(roundRatios(null, [10, 10])).toEqual([]);
+    expect(spreadOf([1, 1.2, 0.9], 1)).toBe('rounds 0.90–1.20×, 2 of 3 within');
+    expect(spreadOf([], 1)).toBe('');
+
+    const run = fixtureRun();
+    const rounds = (c: CellResult, medians: number[]): CellResult => ({
+      ...c,
+      processMedians: medians,
+    });
+    const threeRounds: BenchRun = {
+      ...run,
+      settings: { ...run.settings, processes: 3 },
+      workloads: [...run.workloads, { ...run.workloads[1]!, id: 'mix-100k' }],
+      cells: [
+        rounds(cell('good-fit', 'pairs-64', 30, 1), [30, 28, 40]),
+        rounds(cell('as-tlsf', 'pairs-64', 36, 1), [36, 35, 36]),
+        rounds(cell('good-fit', 'mix-5k', 100, 1), [100, 110, 90]),
+        rounds(cell('good-fit', 'mix-100k', 200, 1), [140, 220, 200]),
+      ],
+    };
+    const rows = evaluateTargets(threeRounds);
+    const find = (target: string) => rows.find((r) => r.target === target)!;
+    expect(find('good-fit, pairs-64: ns/op against AssemblyScript TLSF')).toMatchObject({
+      status: 'met',
+      measured: '0.83× as-tlsf (rounds 0.80–1.11×, 2 of 3 within)',
+    });
+    const growth = rows.find(
+      (r) => r.target === 'good-fit: ns/op on mix-100k vs mix-5k' && r.source === 'issue 15',
+    );
+    expect(growth).toMatchObject({
+      status: 'missed',
+      measured: '2.00× (rounds 1.40–2.22×, 1 of 3 within)',
+    });
   });
 });
 

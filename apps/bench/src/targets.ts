@@ -79,6 +79,39 @@ function fasterThan(
   };
 }
 
+/**
+ * Per-round figures of a cell: its processes' medians in round order, when every round measured it
+ * (the bench runs one process per row per round, so round p of two rows ran minutes apart at most,
+ * and a slow spell of the machine falls on both). Null when a round is missing.
+ */
+function byRound(run: BenchRun, allocator: string, workload: string): readonly number[] | null {
+  const cell = cellOf(run, allocator, workload);
+  const medians = cell?.processMedians;
+  if (!cell || cell.partial || !medians || medians.length !== run.settings.processes) return null;
+  return medians;
+}
+
+/**
+ * The ratio `top / bottom` in each round, for the spread behind a median ratio: how far the rounds
+ * range, and in how many the limit holds. Empty with fewer than two rounds.
+ */
+export function roundRatios(
+  top: readonly number[] | null,
+  bottom: readonly number[] | null,
+): number[] {
+  if (!top || !bottom || top.length < 2 || top.length !== bottom.length) return [];
+  return top.map((t, i) => t / bottom[i]!);
+}
+
+/** `rounds 0.82–0.93×, 3 of 3 within` for per-round ratios, or '' when there are none. */
+export function spreadOf(ratios: readonly number[], limit: number): string {
+  if (ratios.length === 0) return '';
+  const within = ratios.filter((r) => r <= limit).length;
+  const low = Math.min(...ratios);
+  const high = Math.max(...ratios);
+  return `rounds ${fmt(low, 2)}–${fmt(high, 2)}×, ${within} of ${ratios.length} within`;
+}
+
 function relativeTo(
   allocator: string,
   other: string,
@@ -95,7 +128,12 @@ function relativeTo(
       const ns = nsPerOp(run, allocator, workload);
       const base = nsPerOp(run, other, workload);
       if (ns === null || base === null) return null;
-      return { measured: `${fmt(ns / base, 2)}× ${other}`, met: ns / base <= factor };
+      const ratios = roundRatios(byRound(run, allocator, workload), byRound(run, other, workload));
+      const spread = spreadOf(ratios, factor);
+      return {
+        measured: `${fmt(ns / base, 2)}× ${other}${spread ? ` (${spread})` : ''}`,
+        met: ns / base <= factor,
+      };
     },
   };
 }
@@ -124,7 +162,13 @@ function growth(
         const q = nsPerOp(run, peer, large);
         return p === null || q === null ? [] : [`${peer} ${fmt(q / p, 2)}×`];
       });
-      const context = peers.length === 0 ? '' : ` (${peers.join(', ')})`;
+      // One process measures both workloads within a minute: its own growth is a fair pair.
+      const spread = spreadOf(
+        roundRatios(byRound(run, allocator, large), byRound(run, allocator, small)),
+        factor,
+      );
+      const parts = [spread, peers.join(', ')].filter((part) => part !== '');
+      const context = parts.length === 0 ? '' : ` (${parts.join('; ')})`;
       return { measured: `${fmt(b / a, 2)}×${context}`, met: b / a <= factor };
     },
   };
