@@ -4,8 +4,9 @@
  * `BENCHMARKS.md` at the repository root.
  *
  * Rows run one after another (never in parallel: they would share cores and disturb each other's
- * timings), in rounds of one process per row, so that machine noise falls on all rows alike. The parent only builds traces for their summaries and loads each row once to learn
- * whether it is available; all measuring happens in the workers.
+ * timings), in rounds of one process per row, so that machine noise falls on all rows alike. The
+ * parent only builds traces for their summaries and loads each row once to learn whether it is
+ * available; all measuring happens in the workers.
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, platform, release } from 'node:os';

@@ -81,8 +81,8 @@ function fasterThan(
 
 /**
  * Per-round figures of a cell: its processes' medians in round order, when every round measured it
- * (the bench runs one process per row per round, so round p of two rows ran minutes apart at most,
- * and a slow spell of the machine falls on both). Null when a round is missing.
+ * (the bench runs one process per row per round, so round p of two rows ran at most one round
+ * apart, and a slow spell of the machine falls on both). Null when a round is missing.
  */
 function byRound(run: BenchRun, allocator: string, workload: string): readonly number[] | null {
   const cell = cellOf(run, allocator, workload);
