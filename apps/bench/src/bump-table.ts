@@ -12,20 +12,18 @@
  */
 import { AddressMap } from '@allot/blocks';
 import type { BenchAllocator } from './bench-allocator';
+import { bump } from './bump';
 
 /** Bump allocator over `[base, base + capacity)` whose `free` finds the block in an address table. */
 export function bumpTable(capacity: number, base = 0, defaultAlignment = 8): BenchAllocator {
-  const end = base + capacity;
+  const range = bump(capacity, base, defaultAlignment);
   const table = new AddressMap();
-  let top = base;
   return {
-    allocate(size: number, alignment = defaultAlignment): number | null {
-      const remainder = top % alignment;
-      const address = remainder === 0 ? top : top + (alignment - remainder);
+    allocate(size: number, alignment?: number): number | null {
       // The table's values are int32: a larger request is refused like an exhausted range.
-      if (address + size > end || size > 0x7fffffff) return null;
-      top = address + size;
-      table.set(address, size);
+      if (size > 0x7fffffff) return null;
+      const address = range.allocate(size, alignment);
+      if (address !== null) table.set(address, size);
       return address;
     },
     free(address: number): void {
@@ -33,7 +31,7 @@ export function bumpTable(capacity: number, base = 0, defaultAlignment = 8): Ben
     },
     reset(): void {
       table.clear();
-      top = base;
+      range.rewind();
     },
   };
 }

@@ -6,7 +6,11 @@
 import type { BenchAllocator } from './bench-allocator';
 
 /** Bump allocator over `[base, base + capacity)` with a default alignment of 8 bytes. */
-export function bump(capacity: number, base = 0, defaultAlignment = 8): BenchAllocator {
+export function bump(
+  capacity: number,
+  base = 0,
+  defaultAlignment = 8,
+): BenchAllocator & { rewind(): void } {
   const end = base + capacity;
   let top = base;
   return {
