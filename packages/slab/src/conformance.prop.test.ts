@@ -10,11 +10,14 @@ import { hostSource } from '@allot/core';
 import { describeConformance } from '@allot/testkit/vitest';
 import { slab } from './slab';
 
+// A slab's layout lists every object of every slab it holds, and the suite reads the layout after
+// each command: 60 commands a run keeps these suites to seconds.
 const capabilities = {
   coalesces: false,
   complete: false,
   restoresInitialUsage: false,
   placement: 'any',
+  maxCommands: 60,
 } as const;
 
 describeConformance({

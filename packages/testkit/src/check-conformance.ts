@@ -68,7 +68,12 @@ export function assertProperty<T>(
 
 function operations(options: ConformanceOptions): fc.Arbitrary<Operation[]> {
   const caps = resolveCapabilities(options.capabilities);
-  return fc.array(operationArbitrary(caps.alignments.length), { maxLength: caps.maxCommands });
+  // `size: 'max'`: without it fast-check's default size stops every array at 10 commands, however
+  // long `maxCommands` allows.
+  return fc.array(operationArbitrary(caps.alignments.length), {
+    maxLength: caps.maxCommands,
+    size: 'max',
+  });
 }
 
 function runOnce<A extends Allocator>(options: ConformanceOptions<A>, ops: readonly Operation[]) {

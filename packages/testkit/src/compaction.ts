@@ -174,7 +174,7 @@ export function checkCompaction(options: CompactionCheckOptions): void {
 
   assertProperty(
     `${options.name} compaction`,
-    fc.property(fc.array(op, { maxLength: 150 }), (ops) => {
+    fc.property(fc.array(op, { maxLength: 150, size: 'max' }), (ops) => {
       const a = options.create();
       const memory = new Memory(a.layout());
       const live: Live[] = [];
@@ -206,6 +206,7 @@ export function checkCompaction(options: CompactionCheckOptions): void {
       fc.array(fc.integer({ min: 1, max: Math.min(600, maxRequest) }), {
         minLength: 1,
         maxLength: 40,
+        size: 'max',
       }),
       fc.array(fc.boolean(), { minLength: 40, maxLength: 40 }),
       fc.nat({ max: 3 }),

@@ -57,6 +57,21 @@ function overlapping(): Allocator {
   };
 }
 
+/**
+ * Keeps its live count in a 4-bit field: right until 16 blocks are live at once, which only a
+ * command sequence longer than 16 can reach.
+ */
+function narrowCounter(): Allocator {
+  const inner = referenceAllocator({ capacity: CAPACITY });
+  return {
+    ...inner,
+    usage(): Usage {
+      const u = inner.usage();
+      return { ...u, liveCount: u.liveCount & 0xf };
+    },
+  };
+}
+
 /** Claims 8-byte alignment but packs blocks at 1-byte granularity and ignores requested alignment. */
 function misaligning(): Allocator {
   const inner = referenceAllocator({ capacity: CAPACITY, alignment: 1 });
@@ -222,6 +237,11 @@ export const brokenCases: readonly BrokenCase[] = [
     bug: 'mis-counted bytes',
     expected: 'accounting',
     options: { name: 'miscounting', create: miscounting, capabilities: base },
+  },
+  {
+    bug: 'a live count that wraps at 16',
+    expected: 'accounting',
+    options: { name: 'narrow-counter', create: narrowCounter, capabilities: base },
   },
   {
     bug: 'accepted double free',
