@@ -26,7 +26,7 @@ describe('AddressMap', () => {
       fc.record({ kind: fc.constant('takeLive' as const), pick: fc.nat() }),
     );
     await assertInBatches(
-      fc.property(fc.array(op, { maxLength: 400 }), (ops) => {
+      fc.property(fc.array(op, { maxLength: 400, size: 'max' }), (ops) => {
         const map = new AddressMap(8);
         const model = new Map<number, number>();
         for (const o of ops) {

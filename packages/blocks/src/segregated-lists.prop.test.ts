@@ -68,7 +68,7 @@ describe('SegregatedLists', () => {
   it('agrees with an array model', async () => {
     await assertInBatches(
       fc.property(
-        fc.array(op, { maxLength: 100 }),
+        fc.array(op, { maxLength: 100, size: 'max' }),
         fc.array(anySize, { minLength: 3, maxLength: 3 }),
         (ops, probes) => {
           const lists = new SegregatedLists(4);

@@ -7,19 +7,15 @@
  *
  * Runs: FC_NUM_RUNS (default 100, 1,000 under ALLOT_FUZZ=1); FC_SEED and FC_PATH replay a failure.
  */
+import assert from 'node:assert/strict';
 import { InvalidFreeError, type LayoutBlock } from '@allot/core';
-import { assertInBatches } from '@allot/testkit';
+import { assertInBatches, propertyParameters } from '@allot/testkit';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { type Buddy, buddy } from './buddy';
 import { buddyStateBytes, powerOfTwoDividing } from './state-layout';
 
-const fuzzing = process.env.ALLOT_FUZZ === '1';
-const parameters: fc.Parameters<unknown> = {
-  numRuns: Number(process.env.FC_NUM_RUNS ?? (fuzzing ? 1000 : 100)),
-  ...(process.env.FC_SEED === undefined ? {} : { seed: Number(process.env.FC_SEED) }),
-  ...(process.env.FC_PATH === undefined ? {} : { path: process.env.FC_PATH }),
-};
+const parameters = propertyParameters({});
 
 interface Config {
   readonly capacity: number;
@@ -113,13 +109,13 @@ function checkHeap(heap: Buddy, config: Config, live: Map<number, Live>): void {
     let at = segment.address;
     const freeHere = new Map<number, number>();
     for (const block of segment.blocks) {
-      expect(block.address).toBe(at);
+      assert.equal(block.address, at);
       at += block.size;
       const offset = block.address - config.base;
       // A power-of-two number of units, aligned to its own size relative to base.
-      expect(block.size % unit).toBe(0);
-      expect(nextPowerOfTwo(block.size / unit)).toBe(block.size / unit);
-      expect(offset % block.size).toBe(0);
+      assert.equal(block.size % unit, 0);
+      assert.equal(nextPowerOfTwo(block.size / unit), block.size / unit);
+      assert.equal(offset % block.size, 0);
       if (block.free) {
         freeBytes += block.size;
         freeCount++;
@@ -127,31 +123,34 @@ function checkHeap(heap: Buddy, config: Config, live: Map<number, Live>): void {
         freeHere.set(offset, block.size);
       } else {
         const model = live.get(block.address);
-        expect(model, `unexpected live block at ${block.address}`).toBeDefined();
-        expect(block.requestedSize).toBe(model!.size);
-        expect(block.size).toBe(
-          Math.max(unit, nextPowerOfTwo(Math.max(model!.size, model!.alignment))),
+        assert.ok(model !== undefined, `unexpected live block at ${block.address}`);
+        assert.equal(block.requestedSize, model.size);
+        assert.equal(
+          block.size,
+          Math.max(unit, nextPowerOfTwo(Math.max(model.size, model.alignment))),
         );
-        expect(block.address % model!.alignment).toBe(0);
-        expect(heap.owns(block.address)).toBe(true);
-        expect(heap.usableSize(block.address)).toBe(block.size);
+        assert.equal(block.address % model.alignment, 0);
+        assert.equal(heap.owns(block.address), true);
+        assert.equal(heap.usableSize(block.address), block.size);
         allocated += block.size;
-        requested += model!.size;
+        requested += model.size;
         seenLive.add(block.address);
       }
     }
-    expect(at).toBe(segment.address + segment.size);
+    assert.equal(at, segment.address + segment.size);
     // Fully merged: no free block has a free buddy of the same size inside its maximal block.
     for (const [offset, size] of freeHere) {
       if (size >= segment.size) continue;
-      expect(freeHere.get(buddyOffset(offset, size)), `unmerged buddies at ${offset}`).not.toBe(
+      assert.notEqual(
+        freeHere.get(buddyOffset(offset, size)),
         size,
+        `unmerged buddies at ${offset}`,
       );
     }
   }
-  expect(seenLive.size).toBe(live.size);
+  assert.equal(seenLive.size, live.size);
   const usage = heap.usage();
-  expect(usage).toEqual({
+  assert.deepEqual(usage, {
     capacity: config.capacity,
     allocatedBytes: allocated,
     freeBytes,
@@ -161,8 +160,8 @@ function checkHeap(heap: Buddy, config: Config, live: Map<number, Live>): void {
     freeBlockCount: freeCount,
   });
   const stats = heap.stats();
-  expect(stats.requestedBytes).toBe(requested);
-  expect(stats.internalFragmentationBytes).toBe(allocated - requested);
+  assert.equal(stats.requestedBytes, requested);
+  assert.equal(stats.internalFragmentationBytes, allocated - requested);
 }
 
 /** Runs `commands`, checking every step; `views` take turns serving the calls. */
@@ -192,13 +191,16 @@ function runCommands(
       if (address === null) {
         // Refused only when no free block of a sufficient order exists (or the alignment is
         // beyond what base allows, or the request beyond maxBlockSize).
-        if (effective <= baseAlignment && need <= maxBlock) expect(sufficient).toEqual([]);
+        if (effective <= baseAlignment && need <= maxBlock) assert.deepEqual(sufficient, []);
       } else {
-        expect(effective).toBeLessThanOrEqual(baseAlignment);
+        assert.ok(
+          effective <= baseAlignment,
+          `alignment ${effective} beyond the base's ${baseAlignment}`,
+        );
         // Taken from a smallest sufficient free block.
         const smallest = Math.min(...sufficient.map((b) => b.size));
         const source = before.find((b) => b.address <= address && address < b.address + b.size);
-        expect(source?.size).toBe(smallest);
+        assert.equal(source?.size, smallest);
         live.set(address, { size, alignment: effective });
       }
     } else if (command.kind === 'free') {
@@ -219,9 +221,9 @@ function runCommands(
       const address = candidates[command.how];
       if (address === undefined || live.has(address)) return;
       const before = { usage: heap.usage(), layout: heap.layout() };
-      expect(() => view.free(address)).toThrow(InvalidFreeError);
-      expect(view.owns(address)).toBe(false);
-      expect({ usage: heap.usage(), layout: heap.layout() }).toEqual(before);
+      assert.throws(() => view.free(address), InvalidFreeError);
+      assert.equal(view.owns(address), false);
+      assert.deepEqual({ usage: heap.usage(), layout: heap.layout() }, before);
     }
     checkHeap(heap, config, live);
   });
@@ -244,7 +246,7 @@ describe('buddy properties', () => {
     await assertInBatches(
       fc.property(
         configArbitrary,
-        fc.array(commandArbitrary, { maxLength: 80 }),
+        fc.array(commandArbitrary, { maxLength: 80, size: 'max' }),
         (config, commands) => {
           runCommands([buddy(config)], config, commands);
         },
@@ -257,7 +259,7 @@ describe('buddy properties', () => {
     await assertInBatches(
       fc.property(
         configArbitrary,
-        fc.array(commandArbitrary, { maxLength: 60 }),
+        fc.array(commandArbitrary, { maxLength: 60, size: 'max' }),
         (config, commands) => {
           const alone = runCommands([buddy(config)], config, commands);
           const state = new SharedArrayBuffer(buddyStateBytes(config));
@@ -279,17 +281,21 @@ describe('buddy properties', () => {
       base: fc.constantFrom(2 ** 32, 2 ** 44, 2 ** 52),
     });
     await assertInBatches(
-      fc.property(configs, fc.array(commandArbitrary, { maxLength: 60 }), (c, commands) => {
-        const config: Config = {
-          capacity: 2 ** c.capacityShift + 2 ** c.unitShift * 3,
-          base: c.base,
-          minBlockSize: 2 ** Math.max(c.unitShift, c.capacityShift - 14),
-        };
-        const addresses = runCommands([buddy(config)], config, commands);
-        for (const address of addresses) {
-          if (address !== -1) expect(address).toBeGreaterThanOrEqual(2 ** 32);
-        }
-      }),
+      fc.property(
+        configs,
+        fc.array(commandArbitrary, { maxLength: 60, size: 'max' }),
+        (c, commands) => {
+          const config: Config = {
+            capacity: 2 ** c.capacityShift + 2 ** c.unitShift * 3,
+            base: c.base,
+            minBlockSize: 2 ** Math.max(c.unitShift, c.capacityShift - 14),
+          };
+          const addresses = runCommands([buddy(config)], config, commands);
+          for (const address of addresses) {
+            if (address !== -1) expect(address).toBeGreaterThanOrEqual(2 ** 32);
+          }
+        },
+      ),
       parameters,
     );
   });

@@ -183,7 +183,7 @@ describe('parked free', () => {
 
   it('makes the decisions and keeps the figures of a pool that merges at once', () => {
     fc.assert(
-      fc.property(config, fc.array(op, { maxLength: 150 }), (conf, ops) => {
+      fc.property(config, fc.array(op, { maxLength: 150, size: 'max' }), (conf, ops) => {
         const [a, b] = pools(conf);
         const live: number[] = [];
         for (const o of ops) {

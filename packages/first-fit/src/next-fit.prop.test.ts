@@ -75,7 +75,7 @@ describe('next fit', () => {
       { weight: 2, arbitrary: fc.record({ kind: fc.constant('free' as const), pick: fc.nat() }) },
     );
     await assertInBatches(
-      fc.property(fc.array(op, { maxLength: 120 }), (ops) => {
+      fc.property(fc.array(op, { maxLength: 120, size: 'max' }), (ops) => {
         const a = firstFit({ capacity: CAPACITY, base: BASE, nextFit: true });
         const model = new NextFitModel();
         for (const o of ops) {

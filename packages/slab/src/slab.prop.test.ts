@@ -8,20 +8,16 @@
  *
  * Runs: FC_NUM_RUNS (default 100, 1,000 under ALLOT_FUZZ=1); FC_SEED and FC_PATH replay a failure.
  */
+import assert from 'node:assert/strict';
 import { buddy } from '@allot/buddy';
 import { type Allocator, InvalidFreeError } from '@allot/core';
-import { assertInBatches } from '@allot/testkit';
+import { assertInBatches, propertyParameters } from '@allot/testkit';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { defaultSizeClasses, transformerSizeClasses } from './size-classes';
 import { type Slab, slab } from './slab';
 
-const fuzzing = process.env.ALLOT_FUZZ === '1';
-const parameters: fc.Parameters<unknown> = {
-  numRuns: Number(process.env.FC_NUM_RUNS ?? (fuzzing ? 1000 : 100)),
-  ...(process.env.FC_SEED === undefined ? {} : { seed: Number(process.env.FC_SEED) }),
-  ...(process.env.FC_PATH === undefined ? {} : { path: process.env.FC_PATH }),
-};
+const parameters = propertyParameters({});
 
 const BASE = 2 ** 40;
 
@@ -128,22 +124,22 @@ function check(objects: Slab, upstream: Allocator, config: Config, live: Map<num
   let freeBytes = 0;
   let liveInLayout = 0;
   for (const segment of layout.segments) {
-    expect(segment.address).toBeGreaterThanOrEqual(previousEnd);
-    expect(segment.address % config.slabSize).toBe(0);
+    assert.ok(segment.address >= previousEnd, `slab at ${segment.address} overlaps the one before`);
+    assert.equal(segment.address % config.slabSize, 0);
     previousEnd = segment.address + segment.size;
     const classSize = Number(segment.pool!.replace(' B', ''));
-    expect(classes).toContain(classSize);
+    assert.ok(classes.includes(classSize), `no class of ${classSize} B`);
     let liveHere = 0;
     segment.blocks.forEach((block, i) => {
-      expect(block.address).toBe(segment.address + i * classSize);
-      expect(block.size).toBe(classSize);
+      assert.equal(block.address, segment.address + i * classSize);
+      assert.equal(block.size, classSize);
       if (block.free) {
         freeBytes += classSize;
       } else {
         const model = live.get(block.address);
-        expect(model, `unexpected live object at ${block.address}`).toBeDefined();
-        expect(model!.classSize).toBe(classSize);
-        expect(block.requestedSize).toBe(model!.size);
+        assert.ok(model !== undefined, `unexpected live object at ${block.address}`);
+        assert.equal(model.classSize, classSize);
+        assert.equal(block.requestedSize, model.size);
         liveHere++;
       }
     });
@@ -155,47 +151,52 @@ function check(objects: Slab, upstream: Allocator, config: Config, live: Map<num
     entry.held += segment.size;
     perClass.set(classSize, entry);
   }
-  expect(liveInLayout).toBe(live.size);
+  assert.equal(liveInLayout, live.size);
   // Objects never overlap.
   const spans = [...live].map(([address, l]) => [address, address + l.classSize] as const);
   spans.sort((a, b) => a[0] - b[0]);
   for (let i = 1; i < spans.length; i++)
-    expect(spans[i]![0]).toBeGreaterThanOrEqual(spans[i - 1]![1]);
+    assert.ok(
+      spans[i]![0] >= spans[i - 1]![1],
+      `objects at ${spans[i - 1]![0]} and ${spans[i]![0]} overlap`,
+    );
   // Per-class figures match the model and the layout.
   const stats = objects.classStats();
-  expect(stats.map((s) => s.size)).toEqual([...classes]);
+  assert.deepEqual(
+    stats.map((s) => s.size),
+    [...classes],
+  );
   let capacity = 0;
   let allocated = 0;
   for (const s of stats) {
     const mine = [...live.values()].filter((l) => l.classSize === s.size);
     const requested = mine.reduce((sum, l) => sum + l.size, 0);
     const counts = perClass.get(s.size) ?? { full: 0, partial: 0, empty: 0, held: 0 };
-    expect(s.liveObjects).toBe(mine.length);
-    expect(s.requestedBytes).toBe(requested);
-    expect(s.roundingWasteBytes).toBe(mine.length * s.size - requested);
-    expect([s.fullSlabs, s.partialSlabs, s.emptySlabs]).toEqual([
-      counts.full,
-      counts.partial,
-      counts.empty,
-    ]);
-    expect(s.emptySlabs).toBeLessThanOrEqual(config.maxEmptySlabs);
-    expect(s.heldBytes).toBe(counts.held);
+    assert.equal(s.liveObjects, mine.length);
+    assert.equal(s.requestedBytes, requested);
+    assert.equal(s.roundingWasteBytes, mine.length * s.size - requested);
+    assert.deepEqual(
+      [s.fullSlabs, s.partialSlabs, s.emptySlabs],
+      [counts.full, counts.partial, counts.empty],
+    );
+    assert.ok(s.emptySlabs <= config.maxEmptySlabs, `${s.emptySlabs} empty slabs of ${s.size} B`);
+    assert.equal(s.heldBytes, counts.held);
     capacity += s.heldBytes;
     allocated += mine.length * s.size;
   }
   const usage = objects.usage();
-  expect(usage.capacity).toBe(capacity);
-  expect(usage.allocatedBytes).toBe(allocated);
-  expect(usage.freeBytes).toBe(freeBytes);
-  expect(usage.allocatedBytes + usage.freeBytes + usage.overheadBytes).toBe(usage.capacity);
-  expect(usage.liveCount).toBe(live.size);
+  assert.equal(usage.capacity, capacity);
+  assert.equal(usage.allocatedBytes, allocated);
+  assert.equal(usage.freeBytes, freeBytes);
+  assert.equal(usage.allocatedBytes + usage.freeBytes + usage.overheadBytes, usage.capacity);
+  assert.equal(usage.liveCount, live.size);
   // Every slab is a live block of the upstream, and nothing else is.
-  expect(upstream.usage().liveCount).toBe(layout.segments.length);
-  expect(upstream.usage().allocatedBytes).toBe(capacity);
+  assert.equal(upstream.usage().liveCount, layout.segments.length);
+  assert.equal(upstream.usage().allocatedBytes, capacity);
   for (const [address, l] of live) {
-    expect(address % l.alignment).toBe(0);
-    expect(objects.usableSize(address)).toBe(l.classSize);
-    expect(objects.owns(address)).toBe(true);
+    assert.equal(address % l.alignment, 0);
+    assert.equal(objects.usableSize(address), l.classSize);
+    assert.equal(objects.owns(address), true);
   }
 }
 
@@ -222,16 +223,16 @@ function run(config: Config, commands: readonly Command[]): void {
       const address = objects.allocate(size, asked);
       if (classSize === undefined) {
         // Above the largest class, or more alignment than any class guarantees.
-        expect(address).toBeNull();
+        assert.equal(address, null);
       } else if (stats!.freeObjects > 0) {
-        expect(address).not.toBeNull();
+        assert.notEqual(address, null, `a free object of ${classSize} B was not handed out`);
       } else if (upstream.failing) {
-        expect(address).toBeNull();
+        assert.equal(address, null);
       }
       if (address === null) {
-        expect(snapshot(objects, upstream)).toEqual(before);
+        assert.deepEqual(snapshot(objects, upstream), before);
       } else {
-        expect(objects.usableSize(address)).toBe(classSize);
+        assert.equal(objects.usableSize(address), classSize);
         live.set(address, { size, classSize: classSize!, alignment });
       }
     } else if (command.kind === 'free') {
@@ -252,8 +253,8 @@ function run(config: Config, commands: readonly Command[]): void {
       const address = candidates[command.how];
       if (address === undefined || live.has(address)) continue;
       const before = snapshot(objects, upstream);
-      expect(() => objects.free(address)).toThrow(InvalidFreeError);
-      expect(snapshot(objects, upstream)).toEqual(before);
+      assert.throws(() => objects.free(address), InvalidFreeError);
+      assert.deepEqual(snapshot(objects, upstream), before);
     }
     check(objects, source, config, live);
   }
@@ -272,7 +273,7 @@ function run(config: Config, commands: readonly Command[]): void {
 describe('slab properties', () => {
   it('keeps objects apart, classes exact and figures true to a model', async () => {
     await assertInBatches(
-      fc.property(configArbitrary, fc.array(commandArbitrary, { maxLength: 80 }), run),
+      fc.property(configArbitrary, fc.array(commandArbitrary, { maxLength: 80, size: 'max' }), run),
       parameters,
     );
   });

@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import type { Layout } from '@allot/core';
+import { propertyParameters } from '@allot/testkit';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { fcOptions } from '../test/support/fc-options';
 import { tracePath } from '../test/support/traces';
 import { fragmentation } from './fragmentation';
 import { histogramOf, sizeBucket } from './size-histogram';
@@ -131,7 +131,7 @@ describe('size buckets', () => {
         expect(size).toBeLessThanOrEqual(2 ** k);
         if (k > 0) expect(size).toBeGreaterThan(2 ** (k - 1));
       }),
-      fcOptions(),
+      propertyParameters({}),
     );
     expect([1, 2, 3, 4, 5, 2 ** 32, 2 ** 32 + 1, 2 ** 53].map(sizeBucket)).toEqual([
       0, 1, 2, 2, 3, 32, 33, 53,

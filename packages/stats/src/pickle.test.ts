@@ -1,9 +1,9 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { propertyParameters } from '@allot/testkit';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { fcOptions } from '../test/support/fc-options';
 import { hasPython, python } from '../test/support/python';
 import { unpickle } from '../test/support/unpickle';
 import { type PickleValue, pickle, pickleFloat, pickleTuple } from './pickle';
@@ -80,7 +80,7 @@ describe('pickle', () => {
       fc.property(value, (v) => {
         expect(unpickle(pickle(v as PickleValue))).toEqual(v);
       }),
-      fcOptions(),
+      propertyParameters({}),
     );
   });
 

@@ -2,9 +2,10 @@
  * Model-based check of the counters: random sequences of allocations, frees, scopes and resets
  * against a flat model (for `totals()`) and a per-scope model (for `scopeCounters()`).
  */
+
+import { propertyParameters } from '@allot/testkit';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { fcOptions } from '../test/support/fc-options';
 import { tinyFirstFit } from '../test/support/tiny-first-fit';
 import type { Counter, Counters } from './counters';
 import { LiveTable } from './live-table';
@@ -78,7 +79,7 @@ function expectCounters(actual: Counters, model: ModelSet, label: string): void 
 describe('withStats counters against a model', () => {
   it('totals and scope counters follow every operation', () => {
     fc.assert(
-      fc.property(fc.array(op, { maxLength: 200 }), (ops) => {
+      fc.property(fc.array(op, { maxLength: 200, size: 'max' }), (ops) => {
         const upstream = tinyFirstFit({ capacity: 32 * 1024, base: 2 ** 40 });
         const stats = withStats(upstream);
         const global = newSet();
@@ -148,7 +149,7 @@ describe('withStats counters against a model', () => {
         const histogram = stats.sizeHistogram();
         expect(histogram.count).toBe(global.allocations.allocated);
       }),
-      fcOptions(),
+      propertyParameters({}),
     );
   });
 });
@@ -162,7 +163,10 @@ describe('LiveTable against a Map', () => {
     );
     fc.assert(
       fc.property(
-        fc.array(fc.tuple(fc.boolean(), key, fc.nat({ max: 1000 })), { maxLength: 400 }),
+        fc.array(fc.tuple(fc.boolean(), key, fc.nat({ max: 1000 })), {
+          maxLength: 400,
+          size: 'max',
+        }),
         (ops) => {
           const table = new LiveTable(4);
           const model = new Map<number, number>();
@@ -192,7 +196,7 @@ describe('LiveTable against a Map', () => {
           expect(table.size).toBe(model.size);
         },
       ),
-      fcOptions(),
+      propertyParameters({}),
     );
   });
 });
