@@ -104,7 +104,11 @@ describe('SegregatedLists', () => {
             const classes = new Set(model.values());
             const ordered = [...classes].sort((x, y) => x - y);
             expect(lists.lastClass()).toBe(ordered.at(-1) ?? NIL);
-            for (const probe of probes) {
+            // Random probes, and probes at and next to the smallest size of a class present,
+            // where a search decides between that class and the next.
+            const near = ordered.flatMap((c) => [-1, 0, 1].map((d) => classMinimum(c) + d));
+            for (const probe of [...probes, ...near]) {
+              if (probe < 1) continue;
               const holding = ordered.find((c) => classMinimum(c) >= probe);
               expect(lists.firstClassHolding(probe)).toBe(holding ?? NIL);
               const from = sizeClass(probe);
