@@ -1,13 +1,11 @@
-import { assertInBatches } from '@allot/testkit';
+import { assertInBatches, propertyParameters } from '@allot/testkit';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { AddressMap } from './address-map';
 import { NIL } from './block-table';
 
-const runs = {
-  seed: Number(process.env.FC_SEED ?? 0xadd7),
-  numRuns: Number(process.env.FC_NUM_RUNS ?? 100),
-};
+// Runs: FC_NUM_RUNS (default 100, 1,000 under ALLOT_FUZZ=1); FC_SEED and FC_PATH replay a failure.
+const runs = propertyParameters({});
 
 // Addresses on a few strides (colliding low words included) below and above 2^32.
 const address = fc

@@ -1,4 +1,4 @@
-import { assertInBatches } from '@allot/testkit';
+import { assertInBatches, propertyParameters } from '@allot/testkit';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { NIL } from './block-table';
@@ -8,10 +8,8 @@ import { OrderedTree } from './ordered-tree';
 /** Both ordered structures share one interface; the model checks each. */
 type Ordered = OrderedIndex | OrderedTree;
 
-const runs = {
-  seed: Number(process.env.FC_SEED ?? 0x0dde),
-  numRuns: Number(process.env.FC_NUM_RUNS ?? 100),
-};
+// Runs: FC_NUM_RUNS (default 100, 1,000 under ALLOT_FUZZ=1); FC_SEED and FC_PATH replay a failure.
+const runs = propertyParameters({});
 
 interface Entry {
   id: number;

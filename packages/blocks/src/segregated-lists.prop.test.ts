@@ -1,4 +1,4 @@
-import { assertInBatches } from '@allot/testkit';
+import { assertInBatches, propertyParameters } from '@allot/testkit';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { NIL } from './block-table';
@@ -11,10 +11,8 @@ import {
   sizeClass,
 } from './segregated-lists';
 
-const runs = {
-  seed: Number(process.env.FC_SEED ?? 0x71f5),
-  numRuns: Number(process.env.FC_NUM_RUNS ?? 100),
-};
+// Runs: FC_NUM_RUNS (default 100, 1,000 under ALLOT_FUZZ=1); FC_SEED and FC_PATH replay a failure.
+const runs = propertyParameters({});
 
 const anySize = fc.oneof(
   fc.integer({ min: 1, max: 4096 }),
