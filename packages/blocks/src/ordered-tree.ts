@@ -22,7 +22,8 @@
  * - Equal keys keep insertion order (a new id goes after its equals), as in {@link OrderedIndex}.
  *
  * Nodes and ids live in arrays that double on demand and are recycled through a spare list, so
- * insert, remove and update allocate nothing. Keys and values are doubles, exact up to 2^53; only
+ * insert, remove and update allocate nothing. Keys are doubles, exact up to 2^53; values are
+ * integers in [0, 2^52) (block sizes in bytes), whose largest is taken without a branch. Only
  * counts and slots see integer arithmetic.
  *
  * ```
