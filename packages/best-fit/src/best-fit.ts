@@ -1,7 +1,7 @@
 /**
  * Best fit, good fit and worst fit over one range.
  *
- * - **best** (exact): free blocks of up to 511 granules sit in exact-size bins
+ * - **best** (exact): free blocks of up to 8,191 granules sit in exact-size bins
  *   (min-heaps by address, with a bitmap of non-empty bins; see `exact-bins.ts`), larger ones in an
  *   {@link OrderedTree} (a B+tree) keyed by (size, address). The first non-empty bin at or above
  *   the request, else the tree's lower bound, is the smallest block that fits, lowest address among

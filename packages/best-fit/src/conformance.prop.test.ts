@@ -1,5 +1,7 @@
+import { FitAllocator } from '@allot/blocks';
 import { describeCompaction, describeConformance } from '@allot/testkit/vitest';
 import { bestFit, type FitMode } from './best-fit';
+import { BinnedSizeIndex } from './exact-bins';
 
 const CAPACITY = 1 << 16;
 const BASE = 2 ** 40;
@@ -25,6 +27,31 @@ describeConformance({
   name: 'best-fit',
   create: () => subject('best'),
   capabilities: { ...shared, placement: 'best-fit' },
+});
+
+// Bins hold blocks up to 64 KiB, the whole range above: with bins up to 504 B instead, most free
+// blocks go to the tree, and splits and merges move blocks between bins and tree.
+describeConformance({
+  name: 'best-fit, bins up to 63 granules',
+  create: () => {
+    const bytes = new Uint8Array(CAPACITY);
+    const allocator = new FitAllocator(
+      { capacity: CAPACITY, base: BASE },
+      (table, granule) => new BinnedSizeIndex(table, granule, 63),
+    );
+    const view = (address: number, size: number) =>
+      bytes.subarray(address - BASE, address - BASE + size);
+    return { allocator, view };
+  },
+  capabilities: { ...shared, placement: 'best-fit' },
+});
+
+// Requests up to 64 KiB in 1 MiB: free blocks fill bins in every group of the bitmap, and the
+// largest merged ones reach the tree.
+describeConformance({
+  name: 'best-fit, large blocks',
+  create: () => ({ allocator: bestFit({ capacity: 1 << 20, base: BASE }) }),
+  capabilities: { ...shared, maxRequestSize: 1 << 16, placement: 'best-fit' },
 });
 
 describeConformance({
