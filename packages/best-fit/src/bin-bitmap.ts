@@ -10,17 +10,12 @@
  *
  * Bins are small integers (sizes in granules), so every bit trick stays on int32 values.
  */
-import { NIL } from '@allot/blocks';
+import { lowestBit, NIL } from '@allot/blocks';
 
 /** Number of bins. */
 export const BIN_COUNT = 8192;
 const MAP_WORDS = BIN_COUNT / 32;
 const SUMMARY_WORDS = MAP_WORDS / 32;
-
-/** Index of the lowest set bit of a non-zero int32. */
-function lowestBit(bits: number): number {
-  return 31 - Math.clz32(bits & -bits);
-}
 
 /** Index of the highest set bit of a non-zero int32. */
 function highestBit(bits: number): number {

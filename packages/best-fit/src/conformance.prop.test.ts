@@ -1,4 +1,5 @@
 import { FitAllocator } from '@allot/blocks';
+import type { Allocator } from '@allot/core';
 import { describeCompaction, describeConformance } from '@allot/testkit/vitest';
 import { bestFit, type FitMode } from './best-fit';
 import { BinnedSizeIndex } from './exact-bins';
@@ -7,12 +8,16 @@ const CAPACITY = 1 << 16;
 const BASE = 2 ** 40;
 
 /** An allocator over a host buffer, so the suite also checks byte patterns. */
-function subject(mode: FitMode) {
+function subject(allocator: Allocator) {
   const bytes = new Uint8Array(CAPACITY);
   return {
-    allocator: bestFit({ capacity: CAPACITY, base: BASE, mode }),
+    allocator,
     view: (address: number, size: number) => bytes.subarray(address - BASE, address - BASE + size),
   };
+}
+
+function fit(mode: FitMode) {
+  return subject(bestFit({ capacity: CAPACITY, base: BASE, mode }));
 }
 
 const shared = {
@@ -25,7 +30,7 @@ const shared = {
 
 describeConformance({
   name: 'best-fit',
-  create: () => subject('best'),
+  create: () => fit('best'),
   capabilities: { ...shared, placement: 'best-fit' },
 });
 
@@ -33,16 +38,13 @@ describeConformance({
 // blocks go to the tree, and splits and merges move blocks between bins and tree.
 describeConformance({
   name: 'best-fit, bins up to 63 granules',
-  create: () => {
-    const bytes = new Uint8Array(CAPACITY);
-    const allocator = new FitAllocator(
-      { capacity: CAPACITY, base: BASE },
-      (table, granule) => new BinnedSizeIndex(table, granule, 63),
-    );
-    const view = (address: number, size: number) =>
-      bytes.subarray(address - BASE, address - BASE + size);
-    return { allocator, view };
-  },
+  create: () =>
+    subject(
+      new FitAllocator(
+        { capacity: CAPACITY, base: BASE },
+        (table, granule) => new BinnedSizeIndex(table, granule, 63),
+      ),
+    ),
   capabilities: { ...shared, placement: 'best-fit' },
 });
 
@@ -56,13 +58,13 @@ describeConformance({
 
 describeConformance({
   name: 'good-fit',
-  create: () => subject('good'),
+  create: () => fit('good'),
   capabilities: { ...shared, placement: 'any' },
 });
 
 describeConformance({
   name: 'worst-fit',
-  create: () => subject('worst'),
+  create: () => fit('worst'),
   capabilities: { ...shared, placement: 'worst-fit' },
 });
 

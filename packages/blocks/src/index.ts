@@ -22,6 +22,7 @@ export {
   CLASS_COUNT,
   classMinimum,
   floorLog2,
+  lowestBit,
   SECOND_LEVEL_COUNT,
   SECOND_LEVEL_LOG2,
   SegregatedLists,

@@ -81,7 +81,7 @@ export function classMinimum(c: number): number {
 }
 
 /** Lowest set bit of a non-zero 32-bit word, as a bit number. */
-function lowestBit(word: number): number {
+export function lowestBit(word: number): number {
   return 31 - Math.clz32(word & -word);
 }
 
