@@ -9,7 +9,7 @@ import { lab } from './lab';
 
 const argv = process.argv.slice(2);
 try {
-  process.exitCode = lab(argv, { stdout: process.stdout, stderr: process.stderr });
+  process.exitCode = await lab(argv, { stdout: process.stdout, stderr: process.stderr });
 } catch (error) {
   process.exitCode = reportFailure(error, process.stderr, argv.includes('--debug'));
 }

@@ -8,7 +8,8 @@ import {
   DEFAULT_MAX_EVENTS,
   DEFAULT_MAX_INPUT_BYTES,
   peakLiveBytes,
-  readTraces,
+  type ReadProgress,
+  readTracesStreaming,
   type Trace,
   type TraceFormat,
 } from '@allot/workloads';
@@ -41,35 +42,46 @@ function onDevice(trace: Trace, wanted: readonly string[]): boolean {
   );
 }
 
-/** The input limits of one file: `--max-input` bytes, and events in proportion. */
-export function inputLimits(maxInput: number | null): { maxBytes: number; maxEvents: number } {
-  if (maxInput === null)
-    return { maxBytes: DEFAULT_MAX_INPUT_BYTES, maxEvents: DEFAULT_MAX_EVENTS };
+/**
+ * The input limits of one file: `--max-input` bytes, and events in proportion. Without it, the
+ * readers' own defaults: a pickled snapshot streams (up to 16 GiB, memory bounded by what it
+ * keeps), other formats are read whole up to 128 MiB.
+ */
+export function inputLimits(maxInput: number | null): { maxBytes?: number; maxEvents: number } {
+  if (maxInput === null) return { maxEvents: DEFAULT_MAX_EVENTS };
   return {
     maxBytes: maxInput,
     maxEvents: Math.max(1, Math.round((DEFAULT_MAX_EVENTS * maxInput) / DEFAULT_MAX_INPUT_BYTES)),
   };
 }
 
+/** Hears how far the reading of `file` is. */
+export type ReadListener = (file: string, progress: ReadProgress) => void;
+
 /**
- * Every trace in `files` (paths relative to `cwd`). A file that cannot be read, is no trace, or is
- * past a limit throws: a `TraceFormatError` naming the file and where, or a file-system error with
- * its path (both exit 2 through the lab's error boundary).
+ * Every trace in `files` (paths relative to `cwd`), a pickled snapshot read as a stream. A file
+ * that cannot be read, is no trace, or is past a limit throws: a `TraceFormatError` naming the
+ * file and where, or a file-system error with its path (both exit 2 through the lab's error
+ * boundary).
  */
-export function readTraceFiles(
+export async function readTraceFiles(
   files: readonly string[],
   options: InputOptions,
   cwd: string,
-): Trace[] {
+  onProgress?: ReadListener,
+): Promise<Trace[]> {
   const traces: Trace[] = [];
   const devices = options.devices ?? null;
   for (const file of files) {
     const path = resolve(cwd, file);
     try {
-      const read = readTraces(path, {
+      const read = await readTracesStreaming(path, {
         ...(options.format ? { format: options.format } : {}),
         ...inputLimits(options.maxInput),
         ...(devices !== null ? { allDevices: true } : {}),
+        ...(onProgress
+          ? { onProgress: (progress: ReadProgress) => onProgress(file, progress) }
+          : {}),
       });
       const chosen = devices === null ? read : read.filter((trace) => onDevice(trace, devices));
       if (chosen.length === 0) {

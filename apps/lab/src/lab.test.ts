@@ -25,10 +25,10 @@ class Capture extends Writable {
   }
 }
 
-function run(argv: string[], cwd?: string) {
+async function run(argv: string[], cwd?: string) {
   const stdout = new Capture();
   const stderr = new Capture();
-  const status = lab(argv, { stdout, stderr, ...(cwd ? { cwd } : {}) });
+  const status = await lab(argv, { stdout, stderr, ...(cwd ? { cwd } : {}) });
   return { status, stdout: stdout.text, stderr: stderr.text };
 }
 
@@ -50,20 +50,20 @@ function tempDir(): string {
 }
 
 describe('allot-lab', () => {
-  it('prints its version with --version and -V', () => {
+  it('prints its version with --version and -V', async () => {
     const version = JSON.parse(readFileSync(join(here, '..', 'package.json'), 'utf8')).version;
     for (const flag of ['--version', '-V']) {
-      const result = run([flag]);
+      const result = await run([flag]);
       expect(result.status).toBe(EXIT_OK);
       expect(result.stdout).toBe(`allot-lab ${version}\n`);
     }
   });
 
-  it('prints help and the list, exit 0', () => {
-    const help = run(['--help']);
+  it('prints help and the list, exit 0', async () => {
+    const help = await run(['--help']);
     expect(help.status).toBe(EXIT_OK);
     expect(help.stdout).toMatch(/^allot-lab: replay allocation workloads/);
-    const list = run(['list']);
+    const list = await run(['list']);
     expect(list.stdout).toMatch(/caching-expandable\s+pool/);
     expect(list.stdout).toMatch(/training\s+12 layers/);
     // Text columns are left-aligned: no description pushed far right by a long neighbour.
@@ -71,27 +71,27 @@ describe('allot-lab', () => {
     expect(list.stdout).toMatch(/\n {2}best-fit +range +bestFit\(/);
   });
 
-  it('exits 2 with a message for bad arguments, missing files and malformed traces', () => {
-    const bad = run(['--allocators', 'nope']);
+  it('exits 2 with a message for bad arguments, missing files and malformed traces', async () => {
+    const bad = await run(['--allocators', 'nope']);
     expect(bad.status).toBe(EXIT_BAD_INPUT);
     expect(bad.stderr).toMatch(/^allot-lab: unknown allocator 'nope'/);
     const dir = tempDir();
-    const missing = run(['replay', 'missing.trace'], dir);
+    const missing = await run(['replay', 'missing.trace'], dir);
     expect(missing.status).toBe(EXIT_BAD_INPUT);
     expect(missing.stderr).toMatch(/cannot read missing\.trace: no such file/);
     writeFileSync(join(dir, 'bad.trace'), 'Alloc(8),\nFree(3),\n');
-    const malformed = run(['replay', 'bad.trace'], dir);
+    const malformed = await run(['replay', 'bad.trace'], dir);
     expect(malformed.status).toBe(EXIT_BAD_INPUT);
     expect(malformed.stderr).toMatch(/bad\.trace:2: expected Free\(k\) of a live block/);
     writeFileSync(join(dir, 'unknown.txt'), 'hello\n');
-    expect(run(['replay', 'unknown.txt'], dir).stderr).toMatch(
+    expect((await run(['replay', 'unknown.txt'], dir)).stderr).toMatch(
       /unknown\.txt:1: expected a PyTorch memory snapshot/,
     );
   });
 
-  it('runs the built-in workloads, prints tables and targets, writes the report', () => {
+  it('runs the built-in workloads, prints tables and targets, writes the report', async () => {
     const dir = tempDir();
-    const result = run(
+    const result = await run(
       ['--quick', '--workloads', 'training,larson', '--allocators', 'best-fit,caching', '--quiet'],
       dir,
     );
@@ -107,11 +107,11 @@ describe('allot-lab', () => {
     expect(readFileSync(join(dir, 'lab-report', 'index.html'), 'utf8')).toMatch(/^<!doctype html>/);
   });
 
-  it('prints machine-readable JSON with --json, and exits 1 when allocations fail', () => {
+  it('prints machine-readable JSON with --json, and exits 1 when allocations fail', async () => {
     const dir = tempDir();
     const trace = inferenceServing({ requests: 12, seed: 2 });
     writeFileSync(join(dir, 'serve.csv'), formatCsvTrace(trace));
-    const ok = run(['replay', 'serve.csv', '--json', '--no-report', '--quiet'], dir);
+    const ok = await run(['replay', 'serve.csv', '--json', '--no-report', '--quiet'], dir);
     expect(ok.status).toBe(EXIT_OK);
     const json = JSON.parse(ok.stdout);
     expect(json.tool).toBe('allot-lab');
@@ -119,18 +119,21 @@ describe('allot-lab', () => {
     expect(json.workloads[0].rows[0].series).toBeUndefined();
     expect(existsSync(join(dir, 'lab-report'))).toBe(false);
 
-    const tight = run(['replay', 'serve.csv', '--capacity', '1MiB', '--no-report', '--quiet'], dir);
+    const tight = await run(
+      ['replay', 'serve.csv', '--capacity', '1MiB', '--no-report', '--quiet'],
+      dir,
+    );
     expect(tight.status).toBe(EXIT_FAILED_ALLOCATIONS);
     expect(tight.stdout).toMatch(/allocations failed in this run \(exit status 1\)/);
     expect(tight.stderr).toMatch(/allocations failed \(exit status 1\)/);
   });
 
-  it('replays a PyTorch snapshot pickle our own pool wrote, with PyTorch’s segments beside ours', () => {
+  it('replays a PyTorch snapshot pickle our own pool wrote, with PyTorch’s segments beside ours', async () => {
     const dir = tempDir();
     const pool = withStats(cachingPool({ source: addressSource() }), { trace: true });
     replay(inferenceServing({ requests: 10, seed: 6 }), pool);
     writeFileSync(join(dir, 'snapshot.pickle'), toTorchSnapshotPickle(pool));
-    const result = run(['replay', 'snapshot.pickle', '--no-report', '--quiet'], dir);
+    const result = await run(['replay', 'snapshot.pickle', '--no-report', '--quiet'], dir);
     expect(result.status).toBe(EXIT_OK);
     expect(result.stdout).toMatch(/torch-snapshot file snapshot\.pickle, device 0/);
     // Our caching row makes the same decisions PyTorch's (here: our pool's) recording shows.
@@ -143,7 +146,7 @@ describe('allot-lab', () => {
     expect(ours![2]).toBe(torch![2]);
   });
 
-  it('adds a caching row per --config, each carrying its config, and the recorded settings', () => {
+  it('adds a caching row per --config, each carrying its config, and the recorded settings', async () => {
     const dir = tempDir();
     const pool = withStats(
       cachingPool({ source: addressSource(), config: 'max_split_size_mb:64' }),
@@ -153,7 +156,7 @@ describe('allot-lab', () => {
     );
     replay(inferenceServing({ requests: 10, seed: 6 }), pool);
     writeFileSync(join(dir, 'snapshot.pickle'), toTorchSnapshotPickle(pool));
-    const result = run(
+    const result = await run(
       [
         'replay',
         'snapshot.pickle',
@@ -187,29 +190,32 @@ describe('allot-lab', () => {
     expect(fidelity.allocator).toBe('caching-recorded');
     expect(fidelity.error).toBe(0);
     expect(fidelity.segments.matchFraction).toBe(1);
-    const bad = run(['replay', 'snapshot.pickle', '--config', 'expandable_segments:yes'], dir);
+    const bad = await run(
+      ['replay', 'snapshot.pickle', '--config', 'expandable_segments:yes'],
+      dir,
+    );
     expect(bad.status).toBe(EXIT_BAD_INPUT);
     expect(bad.stderr).toMatch(/--config 'expandable_segments:yes'/);
   });
 
-  it('replays a profiler trace’s CUDA devices, and others with --device', () => {
+  it('replays a profiler trace’s CUDA devices, and others with --device', async () => {
     const file = join(workloadFixtures, 'profiler.json');
-    const json = (argv: string[]) =>
+    const json = async (argv: string[]) =>
       JSON.parse(
-        run(['replay', file, '--json', '--no-report', '--quiet', ...argv]).stdout,
+        (await run(['replay', file, '--json', '--no-report', '--quiet', ...argv])).stdout,
       ).workloads.map((w: { meta: { device: string } }) => w.meta.device);
-    expect(json([])).toEqual(['cuda:0']);
-    expect(json(['--device', 'cpu'])).toEqual(['cpu:-1']);
-    expect(json(['--device', 'all'])).toEqual(['cuda:0', 'cpu:-1']);
-    expect(json(['--device', 'cuda:0,cpu'])).toEqual(['cuda:0', 'cpu:-1']);
-    const none = run(['replay', file, '--device', 'cuda:7']);
+    expect(await json([])).toEqual(['cuda:0']);
+    expect(await json(['--device', 'cpu'])).toEqual(['cpu:-1']);
+    expect(await json(['--device', 'all'])).toEqual(['cuda:0', 'cpu:-1']);
+    expect(await json(['--device', 'cuda:0,cpu'])).toEqual(['cuda:0', 'cpu:-1']);
+    const none = await run(['replay', file, '--device', 'cuda:7']);
     expect(none.status).toBe(EXIT_BAD_INPUT);
     expect(none.stderr).toMatch(/no trace on --device cuda:7: it has cuda:0, cpu:-1/);
-    expect(run(['replay', file, '--device', 'gpu 0']).status).toBe(EXIT_BAD_INPUT);
+    expect((await run(['replay', file, '--device', 'gpu 0'])).status).toBe(EXIT_BAD_INPUT);
   });
 
-  it('replays a profiler trace and an RMM log', () => {
-    const profiler = run([
+  it('replays a profiler trace and an RMM log', async () => {
+    const profiler = await run([
       'replay',
       join(workloadFixtures, 'profiler.json'),
       '--no-report',
@@ -222,22 +228,25 @@ describe('allot-lab', () => {
     expect(profiler.stdout).toMatch(/fidelity: caching replays PyTorch's defaults/);
     const dir = tempDir();
     writeFileSync(join(dir, 'rmm.csv'), formatRmmLog(inferenceServing({ requests: 5 })));
-    const rmm = run(['replay', 'rmm.csv', '--no-report', '--quiet', '--allocators', 'buddy'], dir);
+    const rmm = await run(
+      ['replay', 'rmm.csv', '--no-report', '--quiet', '--allocators', 'buddy'],
+      dir,
+    );
     expect(rmm.status).toBe(EXIT_OK);
     expect(rmm.stdout).toMatch(/rmm file rmm\.csv/);
   });
 
-  it('tunes and finds capacities on a trace file', () => {
+  it('tunes and finds capacities on a trace file', async () => {
     const dir = tempDir();
     writeFileSync(
       join(dir, 'serve.csv'),
       formatCsvTrace(inferenceServing({ requests: 30, layers: 8, hidden: 1024, seed: 5 })),
     );
-    const tuned = run(['tune', 'serve.csv', '--quiet'], dir);
+    const tuned = await run(['tune', 'serve.csv', '--quiet'], dir);
     expect(tuned.status).toBe(EXIT_OK);
     expect(tuned.stdout).toMatch(/\nPYTORCH_CUDA_ALLOC_CONF=\S+\n/);
     expect(tuned.stdout).toMatch(/saved \(\d+\.\d %\)/);
-    const capacity = run(
+    const capacity = await run(
       ['capacity', 'serve.csv', '--allocators', 'best-fit,buddy', '--quiet'],
       dir,
     );
@@ -254,8 +263,8 @@ describe('allot-lab', () => {
       'allot-lab: ../shared/traces/malloc-real-programs/gcc-hello.trace not found, skipping',
     );
   }
-  it.skipIf(!gcc || !existsSync(gcc))('replays gcc-hello.trace from ../shared/traces', () => {
-    const result = run(['replay', gcc!, '--no-report', '--quiet']);
+  it.skipIf(!gcc || !existsSync(gcc))('replays gcc-hello.trace from ../shared/traces', async () => {
+    const result = await run(['replay', gcc!, '--no-report', '--quiet']);
     expect(result.status).toBe(EXIT_OK);
     expect(result.stdout).toMatch(/gcc-hello\.trace\n\s+malloc file gcc-hello\.trace/);
     expect(result.stdout).toMatch(/17,775 events/);

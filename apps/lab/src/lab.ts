@@ -58,8 +58,42 @@ function describeTrace(trace: Trace): string {
   return parts.join(', ');
 }
 
-function loadFiles(files: readonly string[], options: LabOptions, cwd: string): Trace[] {
-  return readTraceFiles(files, options, cwd);
+/**
+ * The traces of `files`, with the reading's progress on stderr: bytes read of the file's length
+ * and trace entries a second, redrawn a few times a second on a terminal, every few seconds in a
+ * log, so a long read is never silent.
+ */
+async function loadFiles(
+  files: readonly string[],
+  options: LabOptions,
+  io: LabIo,
+): Promise<Trace[]> {
+  const cwd = io.cwd ?? process.cwd();
+  const stream = io.stderr as NodeJS.WriteStream;
+  const progress = progressReporter({ quiet: options.quiet, stream });
+  const every = stream.isTTY === true ? 200 : 2000;
+  const started = performance.now();
+  let last = started;
+  try {
+    return await readTraceFiles(files, options, cwd, (file, read) => {
+      const now = performance.now();
+      if (!read.done && now - last < every) return;
+      last = now;
+      const seconds = Math.max(1e-3, (now - started) / 1000);
+      const total = read.totalBytes;
+      const mib = (bytes: number) => (bytes / 2 ** 20).toFixed(1);
+      const rate =
+        read.events > 0 ? `, ${formatCount(Math.round(read.events / seconds))} entries/s` : '';
+      progress.update(
+        Math.round(read.bytesRead / 2 ** 20),
+        Math.round((total ?? read.bytesRead) / 2 ** 20),
+        `reading ${file}: ${mib(read.bytesRead)} of ${total === null ? '?' : mib(total)} MiB, ` +
+          `${formatCount(read.events)} entries${rate}`,
+      );
+    });
+  } finally {
+    progress.done();
+  }
 }
 
 /**
@@ -349,7 +383,7 @@ function capacityCommand(trace: Trace, options: LabOptions, io: LabIo): number {
 }
 
 /** Runs `allot-lab` with `argv` (arguments after the script); returns the exit status. */
-export function lab(argv: readonly string[], io: LabIo): number {
+export async function lab(argv: readonly string[], io: LabIo): Promise<number> {
   const cwd = io.cwd ?? process.cwd();
   let files: readonly string[] = [];
   try {
@@ -379,7 +413,7 @@ export function lab(argv: readonly string[], io: LabIo): number {
         return runAndReport(inputs, argv, options, io);
       }
       case 'replay': {
-        const traces = loadFiles(options.files, options, cwd);
+        const traces = await loadFiles(options.files, options, io);
         const inputs = traces.map((trace) => ({
           id: trace.name,
           title: trace.name,
@@ -394,7 +428,9 @@ export function lab(argv: readonly string[], io: LabIo): number {
       case 'capacity': {
         const trace =
           options.files.length > 0
-            ? loadFiles(options.files, options, cwd).reduce((a, b) => (b.length > a.length ? b : a))
+            ? (await loadFiles(options.files, options, io)).reduce((a, b) =>
+                b.length > a.length ? b : a,
+              )
             : trainingLoop(trainingModel(options.seed, options.quick));
         if (options.command === 'capacity') return capacityCommand(trace, options, io);
         const status = tuneCommand(trace, options, io);

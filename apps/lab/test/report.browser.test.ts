@@ -138,7 +138,7 @@ describe.skipIf(!hasChromium)('the HTML report in headless Chromium', () => {
   it('explains a snapshot: diagnosis, charts, timeline with frames on hover, layouts, no errors', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'allot-lab-frames-'));
     writeFileSync(join(dir, 'frames.json'), JSON.stringify(snapshotWithFrames()));
-    const status = lab(
+    const status = await lab(
       ['replay', 'frames.json', '--allocators', 'best-fit,caching,caching-tuned', '--quiet'],
       { stdout: new Sink(), stderr: new Sink(), cwd: dir },
     );
@@ -196,7 +196,7 @@ describe.skipIf(!hasChromium)('the HTML report in headless Chromium', () => {
   it('renders every chart and layout, with no network and no console errors', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'allot-lab-report-'));
     const allocators = ['best-fit', 'buddy', 'caching', 'caching-expandable'];
-    const status = lab(
+    const status = await lab(
       [
         '--quick',
         '--workloads',

@@ -31,30 +31,58 @@ export {
   parseMallocTrace,
 } from './readers/malloc-trace';
 export {
+  DEFAULT_MAX_INPUT_BYTES,
+  DEFAULT_MAX_STREAM_BYTES,
+  detectDecompressedFormat,
+  detectTraceFormat,
+  parseDecompressed,
+  type ReadTraceFileOptions,
+  TRACE_FORMATS,
+  type TraceFormat,
+} from './readers/parse-traces';
+export {
   DEFAULT_UNPICKLE_LIMITS,
   type UnpickledValue,
   type UnpickleLimits,
   type UnpickleOptions,
   unpickle,
 } from './readers/pickle';
+export {
+  DEFAULT_MACHINE_LIMITS,
+  type MachineLimits,
+} from './readers/pickle-machine';
 export { PointerEvents, parseAddress } from './readers/pointer-events';
 export {
-  DEFAULT_MAX_INPUT_BYTES,
-  detectTraceFormat,
   detectTraceFormatOf,
   type FindTracesDirOptions,
   findTracesDir,
   parseTraces,
-  type ReadTraceFileOptions,
+  type ReadTracesStreamingOptions,
   readTraceFile,
   readTraces,
-  TRACE_FORMATS,
+  readTracesStreaming,
   TRACES_DIR_ENV,
-  type TraceFormat,
 } from './readers/read-trace-file';
 export { formatRmmLog, parseRmmLog, RMM_LOG_HEADER } from './readers/rmm-log';
+export {
+  type SnapshotRecords,
+  SnapshotStream,
+  type SnapshotStreamOptions,
+} from './readers/snapshot-stream';
+export { MAX_STACK_FRAMES, StackFrames, StackTable } from './readers/stack-table';
 export { type ParseTorchProfilerOptions, parseTorchProfilerTrace } from './readers/torch-profiler';
-export { type ParseTorchSnapshotOptions, parseTorchSnapshot } from './readers/torch-snapshot';
+export {
+  type ParseTorchSnapshotOptions,
+  parseTorchSnapshot,
+  snapshotTraces,
+} from './readers/torch-snapshot';
+export {
+  type Gunzip,
+  type ReadProgress,
+  type StreamTracesOptions,
+  streamTraces,
+  webGunzip,
+} from './readers/trace-stream';
 export {
   Replayer,
   type ReplayOptions,

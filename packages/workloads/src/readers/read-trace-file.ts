@@ -1,158 +1,58 @@
 /**
- * Reading trace files from disk, with the format detected from the content, and finding the shared
- * trace folder (`../shared/traces` beside the repository) without hard-coded paths.
+ * Reading trace files from disk (Node): whole files for the text and JSON formats, a pickled
+ * snapshot as a stream (see {@link readTracesStreaming}), gzip undone with `node:zlib`; and finding
+ * the shared trace folder (`../shared/traces` beside the repository) without hard-coded paths.
+ * The parsing itself is in `parse-traces.ts` and `trace-stream.ts`, which any runtime can run.
  */
-import { constants as bufferConstants } from 'node:buffer';
-import { closeSync, existsSync, fstatSync, openSync, readSync, statSync } from 'node:fs';
+import {
+  closeSync,
+  createReadStream,
+  existsSync,
+  fstatSync,
+  openSync,
+  readSync,
+  statSync,
+} from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { gunzipSync, constants as zlibConstants } from 'node:zlib';
+import { createGunzip, gunzipSync, constants as zlibConstants } from 'node:zlib';
 import { TraceFormatError } from '../errors';
-import { DEFAULT_MAX_EVENTS, type Trace } from '../trace';
-import { parseCsvTrace } from './csv-trace';
-import { parseMallocTrace } from './malloc-trace';
-import { DEFAULT_UNPICKLE_LIMITS, type UnpickleLimits, unpickle } from './pickle';
-import { parseRmmLog } from './rmm-log';
-import { parseTorchProfilerTrace } from './torch-profiler';
-import { parseTorchSnapshot } from './torch-snapshot';
+import type { Trace } from '../trace';
+import {
+  DEFAULT_MAX_INPUT_BYTES,
+  DETECT_BYTES,
+  detectDecompressedFormat,
+  inputLimitError,
+  parseDecompressed,
+  type ReadTraceFileOptions,
+  type TraceFormat,
+  unknownFormat,
+} from './parse-traces';
+import { type ReadProgress, streamTraces } from './trace-stream';
 
-/**
- * Most bytes of input a reader takes unless told otherwise: of a file, and of its content after
- * decompression. With {@link DEFAULT_MAX_EVENTS} it keeps reading a hostile file within about
- * 1 GB of memory; real traces are smaller (the largest in `../shared/traces` is 38 MB unpacked).
- */
-export const DEFAULT_MAX_INPUT_BYTES = 128 * 1024 * 1024;
-
-/** How much of a file's start decides its format (and, when nothing matches, fails fast). */
-const DETECT_BYTES = 1024 * 1024;
-
-/** At most one JSON object or array per this many bytes of the input limit (bounds JSON.parse). */
-const JSON_BYTES_PER_CONTAINER = 64;
-
-/**
- * Trace formats this package reads: `malloc` and `csv` (text, one event per line), `rmm` (RMM's
- * `logging_resource_adaptor` CSV), `torch-snapshot` (a PyTorch memory snapshot, pickled or as JSON)
- * and `torch-profiler` (a Chrome trace with `[memory]` events).
- */
-export type TraceFormat = 'malloc' | 'csv' | 'rmm' | 'torch-snapshot' | 'torch-profiler';
-
-/** Every {@link TraceFormat}, for help texts and option checks. */
-export const TRACE_FORMATS: readonly TraceFormat[] = [
-  'malloc',
-  'csv',
-  'rmm',
-  'torch-snapshot',
-  'torch-profiler',
-];
-
-const EXPECTED_FORMATS =
-  'a PyTorch memory snapshot (pickle or JSON), a PyTorch profiler trace (Chrome JSON), an RMM log ' +
-  '(`Thread,Time,Action,Pointer,Size,Stream`), a malloc trace (`Alloc(n),` / `Free(k),`) or a CSV ' +
-  'trace (`op,id,size[,alignment]`)';
-
-/**
- * Guesses a text format from the first meaningful line: `Alloc(`/`Free(` is a malloc trace; RMM's
- * header (`Thread,Time,Action,...`) an RMM log; a line with commas whose first field is `op`,
- * `alloc` or `free` is CSV. Returns `null` otherwise (see {@link detectTraceFormatOf} for binary and
- * JSON formats).
- */
-export function detectTraceFormat(text: string): TraceFormat | null {
-  for (const raw of text.split('\n', 64)) {
-    const line = raw.trim();
-    if (line === '' || line.startsWith('#')) continue;
-    if (/^(Alloc|Free)\(/.test(line)) return 'malloc';
-    const first = line.split(',')[0]!.trim().toLowerCase();
-    if (/^thread\s*,\s*time\s*,\s*action\b/i.test(line)) return 'rmm';
-    if (line.includes(',') && (first === 'op' || first === 'alloc' || first === 'free'))
-      return 'csv';
-    return null;
-  }
-  return null;
-}
+export {
+  DEFAULT_MAX_INPUT_BYTES,
+  DEFAULT_MAX_STREAM_BYTES,
+  detectTraceFormat,
+  type ReadTraceFileOptions,
+  TRACE_FORMATS,
+  type TraceFormat,
+} from './parse-traces';
+export type { ReadProgress } from './trace-stream';
 
 const GZIP_MAGIC = [0x1f, 0x8b] as const;
-const PICKLE_PROTO = 0x80;
 
 function isGzip(bytes: Uint8Array): boolean {
   return bytes[0] === GZIP_MAGIC[0] && bytes[1] === GZIP_MAGIC[1];
 }
 
-function firstNonSpace(bytes: Uint8Array): number {
-  for (let i = 0; i < bytes.length && i < 4096; i++) {
-    const b = bytes[i]!;
-    if (
-      b !== 0x20 &&
-      b !== 0x0a &&
-      b !== 0x0d &&
-      b !== 0x09 &&
-      b !== 0xef &&
-      b !== 0xbb &&
-      b !== 0xbf
-    )
-      return b;
-  }
-  return -1;
-}
-
 /**
- * Guesses the format of a file's bytes (gunzipped first when they start with gzip's magic): a pickle
- * (`0x80` protocol opcode) is a PyTorch snapshot; JSON is a snapshot when it names `device_traces`
- * or `segments`, else a profiler trace when it names `traceEvents` or is a list; text goes to
- * {@link detectTraceFormat}. Returns `null` when nothing matches.
+ * Guesses the format of a file's bytes (gunzipped first when they start with gzip's magic): see
+ * `detectDecompressedFormat`. Returns `null` when nothing matches.
  */
 export function detectTraceFormatOf(bytes: Uint8Array): TraceFormat | null {
   const whole = isGzip(bytes) ? gunzipHead(bytes) : bytes;
-  if (whole === null) return null;
-  const data = whole.subarray(0, DETECT_BYTES);
-  if (data[0] === PICKLE_PROTO) return 'torch-snapshot';
-  const first = firstNonSpace(data);
-  if (first === 0x7b || first === 0x5b) {
-    const head = Buffer.from(data.buffer, data.byteOffset, Math.min(data.length, 1 << 20)).toString(
-      'utf8',
-    );
-    if (/"(device_traces|segments)"\s*:/.test(head)) return 'torch-snapshot';
-    if (/"traceEvents"\s*:/.test(head) || first === 0x5b) return 'torch-profiler';
-    return null;
-  }
-  return detectTraceFormat(Buffer.from(data.buffer, data.byteOffset, data.length).toString('utf8'));
-}
-
-/** Options of {@link readTraceFile}, {@link readTraces} and {@link parseTraces}. */
-export interface ReadTraceFileOptions {
-  /** Skip detection and read this format. */
-  readonly format?: TraceFormat;
-  /** Trace name. @defaultValue the file's base name */
-  readonly name?: string;
-  /**
-   * Most bytes of the file, and of its content after decompression. The limits on JSON values and
-   * on what a pickle may build scale with it. @defaultValue {@link DEFAULT_MAX_INPUT_BYTES}
-   */
-  readonly maxBytes?: number;
-  /** Most events per trace. @defaultValue {@link DEFAULT_MAX_EVENTS} */
-  readonly maxEvents?: number;
-  /** Profiler traces: every device, not only the CUDA ones. @defaultValue false */
-  readonly allDevices?: boolean;
-}
-
-function formatLimit(bytes: number): string {
-  const units = ['bytes', 'KiB', 'MiB', 'GiB', 'TiB'];
-  let value = bytes;
-  let unit = 0;
-  while (value >= 1024 && unit < units.length - 1 && value % 1024 === 0) {
-    value /= 1024;
-    unit++;
-  }
-  return `${value.toLocaleString('en-US')} ${units[unit]}`;
-}
-
-function inputLimitError(name: string, offset: number, maxBytes: number, what: string): never {
-  throw new TraceFormatError(
-    name,
-    offset,
-    `at most ${formatLimit(maxBytes)} ${what} (the input limit)`,
-    'more',
-    'byte',
-  );
+  return whole === null ? null : detectDecompressedFormat(whole);
 }
 
 /**
@@ -173,6 +73,20 @@ function gunzipHead(bytes: Uint8Array): Uint8Array | null {
   return null;
 }
 
+/** What a zlib error means, as a TraceFormatError at `offset` (the compressed bytes read). */
+function gzipError(error: unknown, name: string, offset: number): TraceFormatError {
+  const message = (error as Error).message;
+  const truncated = /unexpected end of file/i.test(message);
+  const check = /incorrect (data|length) check/i.test(message);
+  return new TraceFormatError(
+    name,
+    truncated ? offset : check ? Math.max(0, offset - 8) : 0,
+    'a complete, undamaged gzip stream',
+    truncated ? 'the end of the file (truncated gzip data)' : `damaged gzip data (${message})`,
+    'byte',
+  );
+}
+
 /** The whole content of a gzip stream, within `maxBytes`; a damaged stream is a TraceFormatError. */
 function gunzip(bytes: Uint8Array, name: string, maxBytes: number): Uint8Array {
   try {
@@ -182,55 +96,7 @@ function gunzip(bytes: Uint8Array, name: string, maxBytes: number): Uint8Array {
     if (code === 'ERR_BUFFER_TOO_LARGE' || error instanceof RangeError) {
       return inputLimitError(name, bytes.length, maxBytes, 'of data after decompression');
     }
-    const message = (error as Error).message;
-    const truncated = /unexpected end of file/i.test(message);
-    const check = /incorrect (data|length) check/i.test(message);
-    throw new TraceFormatError(
-      name,
-      truncated ? bytes.length : check ? Math.max(0, bytes.length - 8) : 0,
-      'a complete, undamaged gzip stream',
-      truncated ? 'the end of the file (truncated gzip data)' : `damaged gzip data (${message})`,
-      'byte',
-    );
-  }
-}
-
-function unknownFormat(name: string, data: Uint8Array): never {
-  const head = Buffer.from(data.buffer, data.byteOffset, Math.min(data.length, 4096)).toString(
-    'utf8',
-  );
-  const firstLine = head.split('\n').find((line) => line.trim() !== '') ?? '';
-  throw new TraceFormatError(name, 1, EXPECTED_FORMATS, JSON.stringify(firstLine.slice(0, 60)));
-}
-
-/** Objects and arrays a JSON text may hold at most, counted (over-counted) as `{` and `[` bytes. */
-function checkJsonSize(data: Uint8Array, name: string, maxBytes: number): void {
-  const most = Math.max(1024, Math.floor(maxBytes / JSON_BYTES_PER_CONTAINER));
-  let count = 0;
-  for (let i = 0; i < data.length; i++) {
-    const b = data[i]!;
-    if ((b === 0x7b || b === 0x5b) && ++count > most) {
-      throw new TraceFormatError(
-        name,
-        i,
-        `at most ${most.toLocaleString('en-US')} JSON objects and arrays (the input limit)`,
-        'more',
-        'byte',
-      );
-    }
-  }
-}
-
-function parseJson(text: string, name: string): unknown {
-  try {
-    // JSON.parse refuses a byte-order mark; editors on Windows write one.
-    return JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
-  } catch (error) {
-    const message = (error as Error).message;
-    const position = /position (\d+)/.exec(message);
-    const offset = position ? Number(position[1]) : 0;
-    const line = text.slice(0, offset).split('\n').length;
-    throw new TraceFormatError(name, line, 'valid JSON', message);
+    throw gzipError(error, name, bytes.length);
   }
 }
 
@@ -241,81 +107,90 @@ function parseJson(text: string, name: string): unknown {
  * @throws TraceFormatError when the format is unknown or the content is malformed.
  */
 export function parseTraces(bytes: Uint8Array, options: ReadTraceFileOptions = {}): Trace[] {
-  const traces = parseAll(bytes, options);
-  if (traces.every((trace) => trace.length === 0)) {
-    throw new TraceFormatError(
-      options.name ?? 'trace',
-      1,
-      'at least one allocation (the file holds no events: a header alone, or nothing)',
-      'no events',
-      'event',
-    );
-  }
-  return traces;
-}
-
-function parseAll(bytes: Uint8Array, options: ReadTraceFileOptions): Trace[] {
   const name = options.name ?? 'trace';
   const maxBytes = options.maxBytes ?? DEFAULT_MAX_INPUT_BYTES;
-  const maxEvents = options.maxEvents ?? DEFAULT_MAX_EVENTS;
   if (bytes.length > maxBytes) inputLimitError(name, maxBytes, maxBytes, 'of input');
   const gzip = isGzip(bytes);
   if (gzip && options.format === undefined && detectTraceFormatOf(bytes) === null) {
     unknownFormat(name, gunzipHead(bytes) ?? gunzip(bytes, name, maxBytes));
   }
   const data = gzip ? gunzip(bytes, name, maxBytes) : bytes;
-  const format = options.format ?? detectTraceFormatOf(data);
-  const text = () => {
-    if (data.length > bufferConstants.MAX_STRING_LENGTH) {
-      inputLimitError(
-        name,
-        bufferConstants.MAX_STRING_LENGTH,
-        bufferConstants.MAX_STRING_LENGTH,
-        'of text (the most a JavaScript string holds)',
-      );
-    }
-    return Buffer.from(data.buffer, data.byteOffset, data.length).toString('utf8');
-  };
-  const json = () => {
-    checkJsonSize(data, name, maxBytes);
-    return parseJson(text(), name);
-  };
-  const scale = maxBytes / DEFAULT_MAX_INPUT_BYTES;
-  const limits: Partial<UnpickleLimits> = {
-    maxContainers: Math.ceil(DEFAULT_UNPICKLE_LIMITS.maxContainers * scale),
-    maxItems: Math.ceil(DEFAULT_UNPICKLE_LIMITS.maxItems * scale),
-    maxExpandedSize: Math.ceil(DEFAULT_UNPICKLE_LIMITS.maxExpandedSize * scale),
-  };
-  switch (format) {
-    case 'malloc':
-      return [parseMallocTrace(text(), { name, maxEvents })];
-    case 'csv':
-      return [parseCsvTrace(text(), { name, maxEvents })];
-    case 'rmm':
-      return [parseRmmLog(text(), { name, maxEvents })];
-    case 'torch-snapshot': {
-      const value = data[0] === PICKLE_PROTO ? unpickle(data, { name, limits }) : json();
-      const traces = parseTorchSnapshot(value, { name, maxEvents });
-      if (traces.length === 0) {
-        throw new TraceFormatError(
-          name,
-          1,
-          'at least one allocation in `device_traces` (record with ' +
-            'torch.cuda.memory._record_memory_history() before the code you want to trace)',
-          'empty device traces',
-          'event',
-        );
+  return parseDecompressed(data, { ...options, name });
+}
+
+/** Options of {@link readTracesStreaming}. */
+export interface ReadTracesStreamingOptions extends ReadTraceFileOptions {
+  /** Called as the file is read (about every 64 KiB of it, and once at the end). */
+  readonly onProgress?: (progress: ReadProgress) => void;
+}
+
+/**
+ * Every trace in a file, a pickled snapshot (gzipped or not) read in one streaming pass: memory
+ * follows what the replay keeps, not the file's length, and `onProgress` hears how far it is. Other
+ * formats are read whole, as {@link readTraces} does.
+ *
+ * @throws TraceFormatError when the format is unknown or the content is malformed.
+ */
+export async function readTracesStreaming(
+  path: string,
+  options: ReadTracesStreamingOptions = {},
+): Promise<Trace[]> {
+  const name = options.name ?? basename(path);
+  const stat = statSync(path);
+  const totalBytes = stat.isFile() ? stat.size : null;
+  return streamTraces(createReadStream(path, { highWaterMark: 1 << 16 }), {
+    ...options,
+    name,
+    totalBytes,
+    gunzip: (chunks, onError) =>
+      nodeGunzip(chunks, (error, offset) => onError(gzipError(error, name, offset), offset)),
+    readWhole: () => readTraces(path, { ...options, name }),
+  });
+}
+
+/** Inflates gzip `chunks` with `node:zlib`, as they come. */
+async function* nodeGunzip(
+  chunks: AsyncIterable<Uint8Array>,
+  onError: (error: unknown, offset: number) => never,
+): AsyncGenerator<Uint8Array> {
+  const inflate = createGunzip({ chunkSize: 1 << 16 });
+  let offset = 0;
+  const feed = (async () => {
+    try {
+      for await (const chunk of chunks) {
+        offset += chunk.length;
+        if (!inflate.write(chunk)) {
+          await new Promise<void>((resolve) => {
+            const go = () => {
+              inflate.off('drain', go);
+              inflate.off('close', go);
+              resolve();
+            };
+            inflate.on('drain', go);
+            inflate.on('close', go);
+          });
+        }
+        if (inflate.destroyed) return;
       }
-      return traces;
+      inflate.end();
+    } catch (error) {
+      inflate.destroy(error as Error);
     }
-    case 'torch-profiler':
-      return parseTorchProfilerTrace(json(), {
-        name,
-        maxEvents,
-        ...(options.allDevices ? { allDevices: true } : {}),
-      });
-    default:
-      return unknownFormat(name, data);
+  })();
+  try {
+    for await (const out of inflate) yield out as Uint8Array;
+  } catch (error) {
+    if (error instanceof TraceFormatError) throw error;
+    if (
+      (error as NodeJS.ErrnoException).code?.startsWith('Z_') ||
+      /gzip|header|check|end of file/i.test((error as Error).message)
+    ) {
+      onError(error, offset);
+    }
+    throw error;
+  } finally {
+    inflate.destroy();
+    await feed.catch(() => undefined);
   }
 }
 

@@ -33,16 +33,12 @@
  * trace carries no starting state and `meta.startState` says why.
  */
 import { TraceFormatError } from '../errors';
-import type {
-  RecordedSegment,
-  StackFrame,
-  StartBlock,
-  StartSegment,
-  StartState,
-  Trace,
-} from '../trace';
+import type { RecordedSegment, StartBlock, StartSegment, StartState, Trace } from '../trace';
 import { typeOf, type UnpickledValue } from './pickle';
 import { PointerEvents, parseAddress } from './pointer-events';
+import { Action, numberOf, SnapshotColumns } from './snapshot-columns';
+import type { SnapshotRecords } from './snapshot-stream';
+import { type FrameRef, StackFrames, StackTable } from './stack-table';
 
 /** Options of {@link parseTorchSnapshot}. */
 export interface ParseTorchSnapshotOptions {
@@ -63,20 +59,13 @@ function isDict(value: unknown): value is Dict {
   );
 }
 
-function numberOf(value: unknown): number {
-  if (typeof value === 'number') return value;
-  if (typeof value === 'bigint') return Number(value);
-  return Number.NaN;
+function describe(value: unknown): string {
+  return typeOf(value as UnpickledValue);
 }
 
-const FREE_ACTIONS = new Set(['free_requested', 'free_completed', 'free']);
-const SEGMENT_GROW = new Set(['segment_alloc', 'segment_map']);
-const SEGMENT_SHRINK = new Set(['segment_free', 'segment_unmap']);
-const OTHER_ACTIONS = new Set(['oom', 'snapshot']);
-
 /**
- * The traces of a snapshot, one per device that recorded events (devices with an empty trace are
- * left out).
+ * The traces of a snapshot given as plain values (its JSON form, say), one per device that recorded
+ * events (devices with an empty trace are left out).
  *
  * @throws TraceFormatError (with the device and the 1-based event number) when the snapshot's shape
  * or an entry is malformed.
@@ -85,29 +74,97 @@ export function parseTorchSnapshot(
   snapshot: unknown,
   options: ParseTorchSnapshotOptions = {},
 ): Trace[] {
-  const name = options.name ?? 'snapshot';
+  const stacks = new StackTable();
   if (!isDict(snapshot)) {
+    return snapshotTraces(
+      {
+        segments: undefined,
+        allocatorSettings: undefined,
+        devices: undefined,
+        notADict: snapshot,
+        stacks,
+      },
+      options,
+    );
+  }
+  const deviceTraces = snapshot.device_traces;
+  const framesOf = (frames: unknown): FrameRef[] | null => {
+    if (!Array.isArray(frames)) return null;
+    const refs: FrameRef[] = [];
+    for (const frame of frames) {
+      if (!isDict(frame) || typeof frame.filename !== 'string') continue;
+      const line = numberOf(frame.line);
+      refs.push(
+        stacks.frameRef(
+          frame.filename,
+          Number.isFinite(line) ? line : 0,
+          typeof frame.name === 'string' ? frame.name : '?',
+        ),
+      );
+    }
+    return refs;
+  };
+  const devices = Array.isArray(deviceTraces)
+    ? deviceTraces.map((entries: unknown) => {
+        if (!Array.isArray(entries)) return entries;
+        const columns = new SnapshotColumns(Number.MAX_SAFE_INTEGER, () => {
+          throw new Error('unreachable');
+        });
+        for (const entry of entries) {
+          if (isDict(entry)) {
+            columns.add(entry, (e, key) => (e as Dict)[key], describe, stacks, framesOf);
+          } else {
+            columns.addProblem({ expected: 'a trace entry dict', found: describe(entry) });
+          }
+        }
+        return columns;
+      })
+    : deviceTraces;
+  return snapshotTraces(
+    {
+      segments: snapshot.segments,
+      allocatorSettings: snapshot.allocator_settings,
+      devices,
+      stacks,
+    },
+    options,
+  );
+}
+
+/**
+ * The traces of a snapshot's records (see {@link SnapshotStream}), one per device that recorded
+ * events.
+ *
+ * @throws TraceFormatError (with the device and the 1-based event number) when the snapshot's shape
+ * or an entry is malformed.
+ */
+export function snapshotTraces(
+  records: SnapshotRecords,
+  options: ParseTorchSnapshotOptions = {},
+): Trace[] {
+  const name = options.name ?? 'snapshot';
+  if ('notADict' in records) {
     throw new TraceFormatError(
       name,
       1,
       'a snapshot dict with `device_traces` (torch.cuda.memory._snapshot())',
-      typeOf(snapshot as UnpickledValue),
+      describe(records.notADict),
       'event',
     );
   }
-  const deviceTraces = snapshot.device_traces;
+  const deviceTraces = records.devices;
   if (!Array.isArray(deviceTraces)) {
     throw new TraceFormatError(
       name,
       1,
       'a `device_traces` list (record with torch.cuda.memory._record_memory_history())',
-      deviceTraces === undefined ? 'no device_traces key' : typeOf(deviceTraces as UnpickledValue),
+      deviceTraces === undefined ? 'no device_traces key' : describe(deviceTraces),
       'event',
     );
   }
   const reservedAtEnd = new Map<number, number>();
-  if (Array.isArray(snapshot.segments)) {
-    for (const segment of snapshot.segments) {
+  if (Array.isArray(records.segments)) {
+    for (const segment of records.segments) {
       if (!isDict(segment)) continue;
       const device = numberOf(segment.device);
       const size = numberOf(segment.total_size);
@@ -116,7 +173,7 @@ export function parseTorchSnapshot(
       }
     }
   }
-  const settings = isDict(snapshot.allocator_settings) ? snapshot.allocator_settings : undefined;
+  const settings = isDict(records.allocatorSettings) ? records.allocatorSettings : undefined;
   const allocConf =
     settings && typeof settings.PYTORCH_CUDA_ALLOC_CONF === 'string'
       ? settings.PYTORCH_CUDA_ALLOC_CONF
@@ -125,175 +182,178 @@ export function parseTorchSnapshot(
   const traces: Trace[] = [];
   deviceTraces.forEach((entries: unknown, device: number) => {
     const source = `${name} (device_traces[${device}])`;
-    if (!Array.isArray(entries)) {
-      throw new TraceFormatError(
-        source,
-        1,
-        'a list of trace entries',
-        typeOf(entries as UnpickledValue),
-        'event',
-      );
+    if (Array.isArray(entries) && entries.length === 0) return;
+    if (!(entries instanceof SnapshotColumns)) {
+      if (Array.isArray(entries)) {
+        // A list the stream reader kept whole: its first item is no trace entry.
+        const first = entries[0];
+        throw new TraceFormatError(
+          source,
+          1,
+          isDict(first) ? 'an `action` string' : 'a trace entry dict',
+          isDict(first) ? describe(first.action) : describe(first),
+          'event',
+        );
+      }
+      throw new TraceFormatError(source, 1, 'a list of trace entries', describe(entries), 'event');
     }
     if (entries.length === 0) return;
-    const freeAction = entries.some((entry) => isDict(entry) && entry.action === 'free_completed')
-      ? 'free_completed'
-      : 'free_requested';
-    const events = new PointerEvents(source, 'event', options.maxEvents);
-    let segmentAllocs = 0;
-    let segmentFrees = 0;
-    let segmentDelta = 0;
-    let minDelta = 0;
-    let maxDelta = 0;
-    let ooms = 0;
-    let firstTime = Number.NaN;
-    let lastTime = Number.NaN;
-    const segmentEvents: SegmentEvent[] = [];
-    entries.forEach((entry: unknown, index: number) => {
-      const at = index + 1;
-      if (!isDict(entry)) {
-        throw new TraceFormatError(
-          source,
-          at,
-          'a trace entry dict',
-          typeOf(entry as UnpickledValue),
-          'event',
-        );
-      }
-      const action = entry.action;
-      if (typeof action !== 'string') {
-        throw new TraceFormatError(
-          source,
-          at,
-          'an `action` string',
-          typeOf(action as UnpickledValue),
-          'event',
-        );
-      }
-      const time = numberOf(entry.time_us);
-      if (Number.isFinite(time)) {
-        if (Number.isNaN(firstTime)) firstTime = time;
-        lastTime = time;
-      }
-      if (OTHER_ACTIONS.has(action)) {
-        if (action === 'oom') ooms++;
-        return;
-      }
-      const isAlloc = action === 'alloc';
-      const isFree = FREE_ACTIONS.has(action);
-      const isSegment = SEGMENT_GROW.has(action) || SEGMENT_SHRINK.has(action);
-      if (!isAlloc && !isFree && !isSegment) {
-        throw new TraceFormatError(
-          source,
-          at,
-          'an action among alloc, free_requested, free_completed, segment_alloc, segment_free, ' +
-            'segment_map, segment_unmap, oom, snapshot',
-          JSON.stringify(action),
-          'event',
-        );
-      }
-      const size = numberOf(entry.size);
-      if (!Number.isSafeInteger(size) || size < 0) {
-        throw new TraceFormatError(
-          source,
-          at,
-          `a non-negative integer \`size\` for ${action}`,
-          typeOf(entry.size as UnpickledValue),
-          'event',
-        );
-      }
-      if (isSegment) {
-        segmentEvents.push({
-          grow: SEGMENT_GROW.has(action),
-          address: parseAddress(entry.addr),
-          size,
-          at: events.length,
-        });
-        if (SEGMENT_GROW.has(action)) {
-          segmentAllocs++;
-          segmentDelta += size;
-        } else {
-          segmentFrees++;
-          segmentDelta -= size;
-        }
-        if (segmentDelta < minDelta) minDelta = segmentDelta;
-        if (segmentDelta > maxDelta) maxDelta = segmentDelta;
-        return;
-      }
-      if (isFree && action !== freeAction && action !== 'free') return;
-      const address = parseAddress(entry.addr);
-      if (Number.isNaN(address)) {
-        throw new TraceFormatError(
-          source,
-          at,
-          `an \`addr\` (a non-negative integer) for ${action}`,
-          typeOf(entry.addr as UnpickledValue),
-          'event',
-        );
-      }
-      const stream = events.streamId(numberOf(entry.stream) || 0);
-      if (isAlloc) {
-        if (size === 0) return;
-        events.alloc(address, size, stream, at);
-        events.stamp(time, framesOf(entry.frames));
-      } else {
-        if (size === 0 && !events.isLive(address)) return;
-        events.free(address, size, stream, at);
-        events.stamp(time);
-      }
-    });
-    if (events.length === 0) return;
-    const endSegments = readSegments(snapshot.segments, device);
-    const start = startState(events, endSegments, segmentEvents);
-    // Reserved bytes when the window began: what the segments list holds at the end minus the
-    // growth inside the window; without a segments list, the least that keeps the sum non-negative.
-    const atEnd = reservedAtEnd.get(device);
-    const atStart = atEnd !== undefined ? Math.max(0, atEnd - segmentDelta) : -minDelta;
-    const trace = events.build(deviceTraces.length > 1 ? `${name}#cuda:${device}` : name, {
-      format: 'torch-snapshot',
-      source: name,
+    const trace = deviceTrace(entries, {
+      source,
+      name: deviceTraces.length > 1 ? `${name}#cuda:${device}` : name,
+      snapshotName: name,
       device,
-      freeAction,
-      torchSegmentAllocs: segmentAllocs,
-      torchSegmentFrees: segmentFrees,
-      torchReservedAtStartBytes: atStart,
-      torchPeakReservedBytes: atStart + maxDelta,
-      torchReservedAtEndBytes: atEnd ?? atStart + segmentDelta,
-      torchOoms: ooms,
-      ...(Number.isFinite(firstTime) ? { durationUs: lastTime - firstTime } : {}),
-      ...(allocConf !== undefined ? { torchAllocConf: allocConf } : {}),
-      startState: typeof start === 'string' ? start : start.fidelity,
+      maxEvents: options.maxEvents,
+      segments: records.segments,
+      reservedAtEnd: reservedAtEnd.get(device),
+      allocConf,
+      stacks: records.stacks,
     });
-    const leading = events.preexistingBlocks().length;
-    const recordedSegments: RecordedSegment[] = segmentEvents
-      .filter((event) => event.grow)
-      .map((event) => ({ event: leading + event.at, size: event.size }));
-    traces.push({
-      ...trace,
-      ...(typeof start === 'string' ? {} : { start }),
-      recordedSegments,
-      recordedReserved: reservedLine(trace.length, leading, atStart, segmentEvents),
-    });
+    if (trace !== null) traces.push(trace);
   });
   return traces;
 }
 
-/** Most frames kept per allocation (the innermost ones). */
-const MAX_FRAMES = 64;
+interface DeviceContext {
+  readonly source: string;
+  readonly name: string;
+  readonly snapshotName: string;
+  readonly device: number;
+  readonly maxEvents: number | undefined;
+  readonly segments: unknown;
+  readonly reservedAtEnd: number | undefined;
+  readonly allocConf: string | undefined;
+  readonly stacks: StackTable;
+}
 
-/** The `frames` of a trace entry (`[{filename, line, name}, ...]`), or undefined when it has none. */
-function framesOf(value: unknown): StackFrame[] | undefined {
-  if (!Array.isArray(value) || value.length === 0) return undefined;
-  const frames: StackFrame[] = [];
-  for (const frame of value.slice(0, MAX_FRAMES)) {
-    if (!isDict(frame)) continue;
-    const line = numberOf(frame.line);
-    frames.push({
-      filename: typeof frame.filename === 'string' ? frame.filename : '?',
-      line: Number.isFinite(line) ? line : 0,
-      name: typeof frame.name === 'string' ? frame.name : '?',
-    });
+/** One device's trace from its entries, or null when it has no pointer event. */
+function deviceTrace(columns: SnapshotColumns, context: DeviceContext): Trace | null {
+  const { source } = context;
+  const freeAction = columns.hasFreeCompleted ? Action.free_completed : Action.free_requested;
+  const events = new PointerEvents(source, 'event', context.maxEvents);
+  let segmentAllocs = 0;
+  let segmentFrees = 0;
+  let segmentDelta = 0;
+  let minDelta = 0;
+  let maxDelta = 0;
+  let ooms = 0;
+  let firstTime = Number.NaN;
+  let lastTime = Number.NaN;
+  const segmentEvents: SegmentEvent[] = [];
+  const { action: actions, addr: addrs, size: sizes, time: times, problems } = columns;
+  const stackOfEvent: number[] = [];
+  for (let index = 0; index < columns.length; index++) {
+    const at = index + 1;
+    const action = actions[index]!;
+    if (action === Action.INVALID) {
+      const problem = problems.get(index)!;
+      throw new TraceFormatError(source, at, problem.expected, problem.found, 'event');
+    }
+    const time = times[index]!;
+    if (Number.isFinite(time)) {
+      if (Number.isNaN(firstTime)) firstTime = time;
+      lastTime = time;
+    }
+    if (action === Action.oom || action === Action.snapshot) {
+      if (action === Action.oom) ooms++;
+      continue;
+    }
+    const problem = problems.get(index);
+    if (problem !== undefined) {
+      throw new TraceFormatError(source, at, problem.expected, problem.found, 'event');
+    }
+    const size = sizes[index]!;
+    if (action >= Action.segment_alloc) {
+      const grow = action === Action.segment_alloc || action === Action.segment_map;
+      segmentEvents.push({ grow, address: addrs[index]!, size, at: events.length });
+      if (grow) {
+        segmentAllocs++;
+        segmentDelta += size;
+      } else {
+        segmentFrees++;
+        segmentDelta -= size;
+      }
+      if (segmentDelta < minDelta) minDelta = segmentDelta;
+      if (segmentDelta > maxDelta) maxDelta = segmentDelta;
+      continue;
+    }
+    const isAlloc = action === Action.alloc;
+    if (!isAlloc && action !== freeAction && action !== Action.free) continue;
+    const address = addrs[index]!;
+    const addrProblem = columns.addrProblems.get(index);
+    if (addrProblem !== undefined) {
+      throw new TraceFormatError(source, at, addrProblem.expected, addrProblem.found, 'event');
+    }
+    const stream = events.streamId(columns.stream[index]!);
+    if (isAlloc) {
+      if (size === 0) continue;
+      events.alloc(address, size, stream, at);
+      events.stamp(time);
+      const stack = columns.stack[index]!;
+      if (stack > 0) stackOfEvent[events.length - 1] = stack;
+    } else {
+      if (size === 0 && !events.isLive(address)) continue;
+      events.free(address, size, stream, at);
+      events.stamp(time);
+    }
   }
-  return frames.length > 0 ? frames : undefined;
+  if (events.length === 0) return null;
+  const endSegments = readSegments(context.segments, context.device);
+  const start = startState(events, endSegments, segmentEvents);
+  // Reserved bytes when the window began: what the segments list holds at the end minus the
+  // growth inside the window; without a segments list, the least that keeps the sum non-negative.
+  const atEnd = context.reservedAtEnd;
+  const atStart = atEnd !== undefined ? Math.max(0, atEnd - segmentDelta) : -minDelta;
+  const trace = events.build(context.name, {
+    format: 'torch-snapshot',
+    source: context.snapshotName,
+    device: context.device,
+    freeAction: freeAction === Action.free_completed ? 'free_completed' : 'free_requested',
+    torchSegmentAllocs: segmentAllocs,
+    torchSegmentFrees: segmentFrees,
+    torchReservedAtStartBytes: atStart,
+    torchPeakReservedBytes: atStart + maxDelta,
+    torchReservedAtEndBytes: atEnd ?? atStart + segmentDelta,
+    torchOoms: ooms,
+    ...(Number.isFinite(firstTime) ? { durationUs: lastTime - firstTime } : {}),
+    ...(context.allocConf !== undefined ? { torchAllocConf: context.allocConf } : {}),
+    startState: typeof start === 'string' ? start : start.fidelity,
+  });
+  const leading = events.preexistingBlocks().length;
+  const recordedSegments: RecordedSegment[] = segmentEvents
+    .filter((event) => event.grow)
+    .map((event) => ({ event: leading + event.at, size: event.size }));
+  const frames = blockStacks(trace, leading, stackOfEvent, context.stacks);
+  return {
+    ...trace,
+    ...(typeof start === 'string' ? {} : { start }),
+    recordedSegments,
+    recordedReserved: reservedLine(trace.length, leading, atStart, segmentEvents),
+    ...(frames !== null ? { frames } : {}),
+  };
+}
+
+/**
+ * The stacks of a built trace's blocks: `stackOfEvent[i]` is the stack of pointer event `i`, which
+ * became trace event `leading + i`; allocation events take block ids in order.
+ */
+function blockStacks(
+  trace: Trace,
+  leading: number,
+  stackOfEvent: readonly number[],
+  stacks: StackTable,
+): StackFrames | null {
+  if (stackOfEvent.length === 0) return null;
+  const byBlock = new Int32Array(trace.allocCount);
+  let block = -1;
+  for (let i = 0; i < trace.length; i++) {
+    if (trace.kind[i] !== 0) continue;
+    block++;
+    if (i < leading) continue;
+    const stack = stackOfEvent[i - leading];
+    if (stack !== undefined) byBlock[block] = stack;
+  }
+  return new StackFrames(stacks, byBlock);
 }
 
 /**

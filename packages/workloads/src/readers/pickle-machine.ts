@@ -1,0 +1,441 @@
+/**
+ * A pickle machine that reads its input in chunks: the streaming counterpart of {@link unpickle},
+ * for inputs too large to hold (a PyTorch memory snapshot with stacks is often gigabytes).
+ *
+ * ```
+ *  chunk ─► run(): opcode loop over the chunk ─► stack, MARKs, memo ─► hooks.append() may consume
+ *  chunk ─►   an opcode cut by the chunk's end waits in `carry`, sized to what it needs, and runs
+ *             once the next chunks complete it (no chunk boundary needs more than that opcode)
+ * ```
+ *
+ * Values are JavaScript scalars (number, bigint, string, boolean, null, Uint8Array) and the
+ * machine's own containers, {@link PList} and {@link PDict}: plain classes, so a key `__proto__` is
+ * only a key. A container is handed to {@link MachineHooks.append} as its parent list takes it,
+ * when it is complete; the hook may consume it (a trace entry turned into columns), and the list
+ * then keeps only its count. The memo is chunked, and a consumed value's memo slot is cleared, so
+ * memory grows with what the hooks keep, not with the input.
+ *
+ * Every opcode checks its bytes before it changes anything, so an opcode cut by a chunk's end is
+ * simply run again when its bytes are there. Errors are {@link TraceFormatError}s with the byte
+ * offset of the opcode at fault. Opcodes that would run Python code are refused.
+ */
+
+import { MEMO_CHUNK, PickleState } from './pickle-state';
+import {
+  CODE_OPCODES,
+  decodeLong,
+  decodeUtf8,
+  latin1,
+  type MachineHooks,
+  type MachineLimits,
+  PDict,
+  PList,
+  text,
+} from './pickle-stream-values';
+
+export {
+  CONSUMED,
+  DEFAULT_MACHINE_LIMITS,
+  type MachineHooks,
+  type MachineLimits,
+  machineTypeOf,
+  PDict,
+  PList,
+} from './pickle-stream-values';
+
+/** Thrown inside {@link PickleMachine.run} when the opcode at `opStart` needs `need` bytes. */
+class Incomplete {
+  need = 0;
+}
+const INCOMPLETE = new Incomplete();
+
+/** The streaming pickle machine. Feed it with {@link push}, then {@link end}. */
+export class PickleMachine extends PickleState {
+  /** Bytes of an opcode cut by a chunk's end, and how many of them are there. */
+  private carry: Uint8Array | null = null;
+  private carryFill = 0;
+  /** Absolute offset of the current buffer's first byte. */
+  private base = 0;
+  private view: DataView = new DataView(new ArrayBuffer(0));
+  private done = false;
+  private result: unknown = undefined;
+  /** Bytes taken so far. */
+  bytesIn = 0;
+
+  constructor(name: string, hooks: MachineHooks, limits?: MachineLimits) {
+    super(name, hooks, limits);
+  }
+
+  /** Whether STOP was read. */
+  get stopped(): boolean {
+    return this.done;
+  }
+
+  /** The value STOP popped (after {@link end}). */
+  get value(): unknown {
+    return this.result;
+  }
+
+  /** Takes the next chunk of the input (bytes after STOP are not read). */
+  push(chunk: Uint8Array): void {
+    this.bytesIn += chunk.length;
+    let from = 0;
+    while (this.carry !== null) {
+      if (this.done) return;
+      const carry = this.carry;
+      const take = Math.min(carry.length - this.carryFill, chunk.length - from);
+      carry.set(chunk.subarray(from, from + take), this.carryFill);
+      this.carryFill += take;
+      from += take;
+      if (this.carryFill < carry.length) return;
+      // The carry holds exactly the bytes its opcode needs (or its header, which then tells how
+      // many more): run it, then go on with the rest of the chunk.
+      this.carry = null;
+      this.run(carry, this.base, 0);
+    }
+    if (!this.done) this.run(chunk, this.base - from, from);
+  }
+
+  /** The input ended: returns the pickled value, or fails unless STOP was read. */
+  end(): unknown {
+    if (!this.done) {
+      this.opAt = this.base;
+      this.fail('an opcode (STOP ends a pickle)', 'the end of the file (truncated pickle)');
+    }
+    return this.result;
+  }
+
+  /**
+   * Runs the opcodes of `buf` from `from`, `buf[0]` being at absolute offset `base`. An opcode cut
+   * by the end moves to {@link carry}.
+   */
+  private run(buf: Uint8Array, base: number, from: number): void {
+    this.view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
+    let p = from;
+    const end = buf.length;
+    try {
+      while (p < end && !this.done) {
+        this.opAt = base + p;
+        p = this.step(buf, p, end);
+      }
+    } catch (error) {
+      if (error !== INCOMPLETE) throw error;
+      const opStart = this.opAt - base;
+      const have = end - opStart;
+      const need = Math.max(INCOMPLETE.need, have + 1);
+      if (need > this.limits.maxStringBytes + 16) {
+        this.limit('bytes in one string or bytes value', this.limits.maxStringBytes);
+      }
+      const carry = new Uint8Array(need);
+      carry.set(buf.subarray(opStart, end));
+      this.carry = carry;
+      this.carryFill = have;
+      this.base = base + opStart;
+      return;
+    }
+    this.base = base + end;
+  }
+
+  /** Fails with {@link INCOMPLETE} unless `n` bytes follow `p`'s opcode start. */
+  private need(p: number, n: number, end: number, opStart: number): void {
+    if (p + n > end) {
+      INCOMPLETE.need = p + n - opStart;
+      throw INCOMPLETE;
+    }
+  }
+
+  /** Runs the opcode at `p`; returns where the next one starts. */
+  private step(buf: Uint8Array, p: number, end: number): number {
+    const op = buf[p]!;
+    const q = p + 1;
+    const stack = this.stack;
+    switch (op) {
+      case 0x80: // PROTO
+        this.need(q, 1, end, p);
+        if (buf[q]! > 5) this.fail('pickle protocol 0 to 5', `protocol ${buf[q]}`);
+        return q + 1;
+      case 0x95: // FRAME: the framed data simply follows
+        this.need(q, 8, end, p);
+        return q + 8;
+      case 0x28: // MARK
+        if (this.marks.length >= this.limits.maxItems) {
+          this.limit('open MARKs', this.limits.maxItems);
+        }
+        this.marks.push(stack.length);
+        return q;
+      case 0x2e: // STOP
+        this.result = this.pop();
+        this.done = true;
+        return q;
+      case 0x30: // POP
+        this.pop();
+        return q;
+      case 0x31: // POP_MARK
+        this.popMark();
+        return q;
+      case 0x32: // DUP
+        this.pushValue(this.top());
+        return q;
+      case 0x4e: // NONE
+        this.pushValue(null);
+        return q;
+      case 0x88: // NEWTRUE
+        this.pushValue(true);
+        return q;
+      case 0x89: // NEWFALSE
+        this.pushValue(false);
+        return q;
+      case 0x4b: // BININT1
+        this.need(q, 1, end, p);
+        this.pushValue(buf[q]!);
+        return q + 1;
+      case 0x4d: // BININT2
+        this.need(q, 2, end, p);
+        this.pushValue(buf[q]! | (buf[q + 1]! << 8));
+        return q + 2;
+      case 0x4a: // BININT
+        this.need(q, 4, end, p);
+        this.pushValue(this.view.getInt32(q, true));
+        return q + 4;
+      case 0x8a: {
+        // LONG1
+        this.need(q, 1, end, p);
+        const n = buf[q]!;
+        this.need(q + 1, n, end, p);
+        this.pushValue(decodeLong(buf, q + 1, n));
+        return q + 1 + n;
+      }
+      case 0x8b: {
+        // LONG4
+        this.need(q, 4, end, p);
+        const n = this.view.getUint32(q, true);
+        if (n > this.limits.maxIntegerBytes) {
+          this.limit('bytes in one integer', this.limits.maxIntegerBytes);
+        }
+        this.need(q + 4, n, end, p);
+        this.pushValue(decodeLong(buf, q + 4, n));
+        return q + 4 + n;
+      }
+      case 0x47: // BINFLOAT
+        this.need(q, 8, end, p);
+        this.pushValue(this.view.getFloat64(q, false));
+        return q + 8;
+      case 0x8c: {
+        // SHORT_BINUNICODE
+        this.need(q, 1, end, p);
+        const n = buf[q]!;
+        this.need(q + 1, n, end, p);
+        this.pushValue(decodeUtf8(buf, q + 1, n));
+        return q + 1 + n;
+      }
+      case 0x58: // BINUNICODE
+      case 0x42: // BINBYTES
+      case 0x54: {
+        // BINSTRING
+        this.need(q, 4, end, p);
+        const n = this.view.getUint32(q, true);
+        this.checkLength(n);
+        this.need(q + 4, n, end, p);
+        this.pushValue(text(op, buf, q + 4, n));
+        return q + 4 + n;
+      }
+      case 0x8d: // BINUNICODE8
+      case 0x8e: // BINBYTES8
+      case 0x96: {
+        // BYTEARRAY8
+        this.need(q, 8, end, p);
+        const n = Number(this.view.getBigUint64(q, true));
+        this.checkLength(n);
+        this.need(q + 8, n, end, p);
+        this.pushValue(text(op, buf, q + 8, n));
+        return q + 8 + n;
+      }
+      case 0x43: // SHORT_BINBYTES
+      case 0x55: {
+        // SHORT_BINSTRING
+        this.need(q, 1, end, p);
+        const n = buf[q]!;
+        this.need(q + 1, n, end, p);
+        this.pushValue(text(op, buf, q + 1, n));
+        return q + 1 + n;
+      }
+      case 0x5d: // EMPTY_LIST
+        this.pushValue(new PList());
+        return q;
+      case 0x29: // EMPTY_TUPLE
+        this.pushValue(new PList(true));
+        return q;
+      case 0x8f: // EMPTY_SET
+        this.pushValue(new PList());
+        return q;
+      case 0x7d: // EMPTY_DICT
+        this.pushValue(new PDict());
+        return q;
+      case 0x85: // TUPLE1
+      case 0x86: // TUPLE2
+      case 0x87: {
+        // TUPLE3
+        const n = op - 0x84;
+        const tuple = new PList(true);
+        const values = this.popN(n);
+        for (const value of values) this.keep(tuple, value);
+        this.pushValue(tuple);
+        return q;
+      }
+      case 0x74: // TUPLE
+      case 0x6c: // LIST
+      case 0x91: {
+        // FROZENSET
+        const values = this.popMark();
+        const list = new PList(op === 0x74);
+        for (const value of values) this.keep(list, value);
+        this.pushValue(list);
+        return q;
+      }
+      case 0x61: {
+        // APPEND
+        const value = this.pop();
+        this.appendTo(this.listUnder('APPEND'), value);
+        return q;
+      }
+      case 0x65: // APPENDS
+      case 0x90: {
+        // ADDITEMS
+        const at = this.marks.pop();
+        if (at === undefined) this.fail('a MARK before this opcode', 'no MARK on the stack');
+        const list = stack[at! - 1];
+        if (!(list instanceof PList) || list.tuple || at! <= this.bottom()) {
+          stack.length = at!;
+          this.listUnder(op === 0x65 ? 'APPENDS' : 'ADDITEMS');
+        }
+        for (let i = at!; i < stack.length; i++) this.appendTo(list as PList, stack[i]);
+        stack.length = at!;
+        return q;
+      }
+      case 0x75: {
+        // SETITEMS: the pairs above the MARK go straight from the stack into the dict
+        const at = this.marks.pop();
+        if (at === undefined) this.fail('a MARK before this opcode', 'no MARK on the stack');
+        const dict = stack[at! - 1];
+        if (!(dict instanceof PDict) || at! <= this.bottom()) {
+          stack.length = at!;
+          this.dictUnder('SETITEMS');
+        }
+        this.setItems(dict as PDict, stack, at!, stack.length);
+        stack.length = at!;
+        return q;
+      }
+      case 0x73: {
+        // SETITEM
+        const pairs = this.popN(2);
+        this.setItems(this.dictUnder('SETITEM'), pairs, 0, 2);
+        return q;
+      }
+      case 0x64: {
+        // DICT
+        const pairs = this.popMark();
+        const dict = new PDict();
+        this.setItems(dict, pairs, 0, pairs.length);
+        this.pushValue(dict);
+        return q;
+      }
+      case 0x94: {
+        // MEMOIZE: the next slot, at the end of the last chunk but for every 65,536th
+        const index = this.memoNext;
+        const slots = this.memoChunks[index >>> 16];
+        const value = this.top();
+        if (
+          slots !== undefined &&
+          slots.length === (index & (MEMO_CHUNK - 1)) &&
+          index < this.limits.maxMemo &&
+          typeof value !== 'string'
+        ) {
+          slots.push(value);
+          this.memoCount++;
+          this.memoNext = index + 1;
+          if ((value instanceof PList || value instanceof PDict) && value.memo < 0)
+            value.memo = index;
+        } else {
+          this.memoPut(index, value);
+        }
+        return q;
+      }
+      case 0x71: // BINPUT
+        this.need(q, 1, end, p);
+        this.memoPut(buf[q]!, this.top());
+        return q + 1;
+      case 0x72: // LONG_BINPUT
+        this.need(q, 4, end, p);
+        this.memoPut(this.view.getUint32(q, true), this.top());
+        return q + 4;
+      case 0x68: // BINGET
+        this.need(q, 1, end, p);
+        this.pushValue(this.memoGet(buf[q]!));
+        return q + 1;
+      case 0x6a: // LONG_BINGET
+        this.need(q, 4, end, p);
+        this.pushValue(this.memoGet(this.view.getUint32(q, true)));
+        return q + 4;
+      default:
+        return this.lineOp(op, buf, q, end, p);
+    }
+  }
+
+  /** The protocol 0 opcodes, whose operand is a line of text. */
+  private lineOp(op: number, buf: Uint8Array, q: number, end: number, p: number): number {
+    if (
+      op !== 0x49 &&
+      op !== 0x4c &&
+      op !== 0x46 &&
+      op !== 0x56 &&
+      op !== 0x67 &&
+      op !== 0x70 &&
+      op !== 0x53
+    ) {
+      const code = CODE_OPCODES[op];
+      if (code !== undefined) {
+        this.fail(
+          'plain data (dict, list, tuple, str, int, float, bool, None)',
+          `opcode ${code}, which would import or call Python code`,
+        );
+      }
+      return this.fail('a pickle opcode', `byte 0x${op.toString(16).padStart(2, '0')}`);
+    }
+    const nl = buf.indexOf(0x0a, q);
+    if (nl < 0 || nl >= end) {
+      if (end - q > 4096) this.fail('a newline-terminated operand', 'a line of over 4096 bytes');
+      this.need(end, 1, end, p);
+    }
+    const line = latin1.decode(buf.subarray(q, nl));
+    const trimmed = line.trim();
+    switch (op) {
+      case 0x49: // INT
+        if (trimmed === '00') this.pushValue(false);
+        else if (trimmed === '01') this.pushValue(true);
+        else this.pushValue(this.decimal(trimmed));
+        break;
+      case 0x4c: // LONG
+        this.pushValue(this.decimal(trimmed.replace(/L$/, '')));
+        break;
+      case 0x46: {
+        // FLOAT
+        const value = Number(trimmed);
+        if (trimmed === '' || Number.isNaN(value)) {
+          this.fail('a decimal float', JSON.stringify(trimmed));
+        }
+        this.pushValue(value);
+        break;
+      }
+      case 0x56: // UNICODE
+      case 0x53: // STRING
+        this.pushValue(op === 0x53 ? trimmed.replace(/^(['"])(.*)\1$/, '$2') : line);
+        break;
+      case 0x67: // GET
+        this.pushValue(this.memoGet(this.memoIndex(trimmed)));
+        break;
+      default: // PUT
+        this.memoPut(this.memoIndex(trimmed), this.top());
+    }
+    return nl + 1;
+  }
+}

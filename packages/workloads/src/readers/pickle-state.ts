@@ -1,0 +1,211 @@
+/**
+ * The state of a streaming pickle machine: the stack of values, the MARK positions, the chunked
+ * memo, and the accounting that keeps what it holds within {@link MachineLimits}. The opcode loop
+ * and the chunks are {@link PickleMachine}'s.
+ */
+import { TraceFormatError } from '../errors';
+import {
+  CONSUMED,
+  DEFAULT_MACHINE_LIMITS,
+  type MachineHooks,
+  type MachineLimits,
+  machineTypeOf,
+  PDict,
+  PList,
+} from './pickle-stream-values';
+
+/** The value a consumed slot of the memo holds. */
+const FORGOTTEN = Symbol('forgotten');
+
+/** Memo slots per chunk of the memo. */
+export const MEMO_CHUNK = 1 << 16;
+
+/** Stack, MARKs and memo of one streamed pickle, within its limits. */
+export class PickleState {
+  protected readonly stack: unknown[] = [];
+  protected readonly marks: number[] = [];
+  protected readonly memoChunks: unknown[][] = [];
+  protected memoCount = 0;
+  protected memoNext = 0;
+  protected memoStringBytes = 0;
+  protected items = 0;
+  protected opAt = 0;
+
+  constructor(
+    private readonly name: string,
+    protected readonly hooks: MachineHooks,
+    readonly limits: MachineLimits = DEFAULT_MACHINE_LIMITS,
+  ) {}
+
+  /** Throws a {@link TraceFormatError} at the current opcode. */
+  fail(expected: string, found: string): never {
+    throw new TraceFormatError(this.name, this.opAt, expected, found, 'byte');
+  }
+
+  protected limit(what: string, most: number): never {
+    return this.fail(
+      `at most ${most.toLocaleString('en-US')} ${what} (the pickle reader's limit)`,
+      'more',
+    );
+  }
+
+  /** `items` values held by a container the hooks consumed are no longer held. */
+  release(items: number): void {
+    this.items -= items;
+  }
+
+  /** Clears memo slot `index` (a value the hooks consumed): getting it again is an error. */
+  forget(index: number): void {
+    if (index >= 0) this.memoChunks[index >>> 16]![index & (MEMO_CHUNK - 1)] = FORGOTTEN;
+  }
+
+  /** Puts `value` in memo slot `index` in place of what is there (a value the hooks replaced). */
+  replace(index: number, value: unknown): void {
+    if (index >= 0) this.memoChunks[index >>> 16]![index & (MEMO_CHUNK - 1)] = value;
+  }
+
+  protected decimal(text: string): number | bigint {
+    if (!/^[-+]?\d+$/.test(text)) this.fail('a decimal integer', JSON.stringify(text));
+    if (text.length > this.limits.maxIntegerBytes * 3) {
+      this.limit('digits in one integer', this.limits.maxIntegerBytes * 3);
+    }
+    const value = BigInt(text);
+    return value >= BigInt(Number.MIN_SAFE_INTEGER) && value <= BigInt(Number.MAX_SAFE_INTEGER)
+      ? Number(value)
+      : value;
+  }
+
+  protected memoIndex(text: string): number {
+    if (!/^\d+$/.test(text)) this.fail('a decimal memo index', JSON.stringify(text));
+    return Number(text);
+  }
+
+  protected checkLength(n: number): void {
+    if (n > this.limits.maxStringBytes) {
+      this.limit('bytes in one string or bytes value', this.limits.maxStringBytes);
+    }
+  }
+
+  protected pushValue(value: unknown): void {
+    if (this.stack.length >= this.limits.maxItems) {
+      this.limit('values on the stack', this.limits.maxItems);
+    }
+    this.stack.push(value);
+  }
+
+  protected bottom(): number {
+    const marks = this.marks;
+    return marks.length > 0 ? marks[marks.length - 1]! : 0;
+  }
+
+  protected pop(): unknown {
+    const stack = this.stack;
+    if (stack.length <= this.bottom()) {
+      this.fail('a value on the stack', stack.length > 0 ? 'a MARK' : 'an empty stack');
+    }
+    return stack.pop();
+  }
+
+  protected popN(n: number): unknown[] {
+    const stack = this.stack;
+    if (stack.length - n < this.bottom()) {
+      this.fail(`${n} values on the stack`, stack.length > 0 ? 'a MARK' : 'an empty stack');
+    }
+    return stack.splice(stack.length - n);
+  }
+
+  protected top(): unknown {
+    const stack = this.stack;
+    if (stack.length <= this.bottom()) {
+      this.fail('a value on the stack', stack.length > 0 ? 'a MARK' : 'none');
+    }
+    return stack[stack.length - 1];
+  }
+
+  protected popMark(): unknown[] {
+    const at = this.marks.pop();
+    if (at === undefined) this.fail('a MARK before this opcode', 'no MARK on the stack');
+    return this.stack.splice(at!);
+  }
+
+  protected listUnder(what: string): PList {
+    const value = this.top();
+    if (!(value instanceof PList) || value.tuple) {
+      this.fail(`a list under ${what}`, machineTypeOf(value));
+    }
+    return value as PList;
+  }
+
+  protected dictUnder(what: string): PDict {
+    const value = this.top();
+    if (!(value instanceof PDict)) this.fail(`a dict under ${what}`, machineTypeOf(value));
+    return value as PDict;
+  }
+
+  /** Counts one more value held in a kept container. */
+  protected keep(list: PList, value: unknown): void {
+    if (++this.items > this.limits.maxItems) {
+      this.limit('values in lists, tuples and dicts', this.limits.maxItems);
+    }
+    list.items.push(value);
+  }
+
+  protected appendTo(list: PList, value: unknown): void {
+    const kept = this.hooks.append(list, value);
+    if (kept === CONSUMED) list.consumed++;
+    else this.keep(list, kept);
+  }
+
+  /** Sets the key/value pairs `from[start, end)` in `dict`. */
+  protected setItems(dict: PDict, from: unknown[], start: number, end: number): void {
+    if ((end - start) % 2 !== 0) this.fail('key/value pairs after MARK', `${end - start} items`);
+    const pairs = dict.pairs;
+    for (let i = start; i < end; i += 2) {
+      const key = from[i];
+      if (key instanceof PDict || (key instanceof PList && !key.tuple)) {
+        this.fail(
+          'a hashable dict key (str, int, float, bool, None or a tuple of them)',
+          machineTypeOf(key),
+        );
+      }
+      this.items += 2;
+      if (this.items > this.limits.maxItems) {
+        this.limit('values in lists, tuples and dicts', this.limits.maxItems);
+      }
+      pairs.push(key, from[i + 1]);
+    }
+  }
+
+  protected memoPut(index: number, value: unknown): void {
+    if (index >= this.limits.maxMemo) this.limit('memo entries', this.limits.maxMemo);
+    const chunk = index >>> 16;
+    while (this.memoChunks.length <= chunk) this.memoChunks.push([]);
+    const slots = this.memoChunks[chunk]!;
+    const at = index & (MEMO_CHUNK - 1);
+    while (slots.length < at) slots.push(undefined);
+    if (slots[at] === undefined) this.memoCount++;
+    if (this.memoCount > this.limits.maxMemo) this.limit('memo entries', this.limits.maxMemo);
+    slots[at] = value;
+    if (index >= this.memoNext) this.memoNext = index + 1;
+    if (typeof value === 'string') {
+      this.memoStringBytes += value.length;
+      if (this.memoStringBytes > this.limits.maxMemoStringBytes) {
+        this.limit('bytes of strings in the memo', this.limits.maxMemoStringBytes);
+      }
+    } else if (value instanceof PList || value instanceof PDict) {
+      if (value.memo < 0) value.memo = index;
+    }
+  }
+
+  protected memoGet(index: number): unknown {
+    const value = this.memoChunks[index >>> 16]?.[index & (MEMO_CHUNK - 1)];
+    if (value === undefined) this.fail('a memo index that was stored', `index ${index}`);
+    if (value === FORGOTTEN) {
+      this.fail(
+        'a memo index of a value that is still held',
+        `index ${index}, a trace entry already read (a snapshot refers to each entry once)`,
+      );
+    }
+    return value;
+  }
+}

@@ -1,0 +1,261 @@
+/**
+ * A PyTorch memory snapshot read in one streaming pass: pickle bytes in, the snapshot's records
+ * out, without the generic value tree.
+ *
+ * ```
+ *  chunks ─► PickleMachine ─► a trace entry, as its device list takes it ─► SnapshotColumns
+ *                          ─► a frame dict {filename, line, name}         ─► StackTable (interned)
+ *                          ─► anything else (segments, settings: small)   ─► kept, made plain at end
+ * ```
+ *
+ * The machine hands each container to the hooks here as its parent list takes it, complete. An
+ * entry (a dict with an `action`) goes into its list's columns and is dropped, memo slot and all;
+ * a frame dict becomes its interned {@link FrameRef}, in the memo too, so the next entry that
+ * shares it gets the ref. What stays is the columns, the distinct frames and stacks, and the end
+ * state's segments. Browser-safe: no Node module.
+ */
+import { TraceFormatError } from '../errors';
+import { DEFAULT_MAX_EVENTS } from '../trace';
+import {
+  CONSUMED,
+  DEFAULT_MACHINE_LIMITS,
+  type MachineLimits,
+  machineTypeOf,
+  PDict,
+  PickleMachine,
+  PList,
+} from './pickle-machine';
+import { SnapshotColumns } from './snapshot-columns';
+import { FrameRef, StackTable } from './stack-table';
+
+/** What a snapshot holds, as the trace builder needs it. */
+export interface SnapshotRecords {
+  /** The end state's `segments`, as plain values (undefined when absent). */
+  readonly segments: unknown;
+  /** `allocator_settings`, as plain values (undefined when absent). */
+  readonly allocatorSettings: unknown;
+  /**
+   * `device_traces`: per device, its entries as columns, or a plain value that is no list of
+   * entries (for the error); undefined when the snapshot has no `device_traces`.
+   */
+  readonly devices: unknown;
+  /** The snapshot itself when it is no dict (for the error). */
+  readonly notADict?: unknown;
+  /** The interned frames and stacks of the entries. */
+  readonly stacks: StackTable;
+}
+
+/** Options of {@link SnapshotStream}. */
+export interface SnapshotStreamOptions {
+  /** Label in error messages. @defaultValue 'snapshot' */
+  readonly name?: string;
+  /** Most entries per device. @defaultValue DEFAULT_MAX_EVENTS */
+  readonly maxEvents?: number;
+  /** Bounds on what the pickle may hold at once. */
+  readonly limits?: Partial<MachineLimits>;
+}
+
+const FRAME_KEYS = new Set(['filename', 'line', 'name']);
+
+/** Whether `dict` is a stack frame `{filename, line, name}`. */
+function isFrame(dict: PDict): boolean {
+  const pairs = dict.pairs;
+  if (pairs.length !== 6) return false;
+  for (let i = 0; i < 6; i += 2) if (!FRAME_KEYS.has(pairs[i] as string)) return false;
+  return typeof dict.get('filename') === 'string';
+}
+
+function field(entry: unknown, key: string): unknown {
+  return (entry as PDict).get(key);
+}
+
+/** Reads a snapshot pickle pushed in chunks. */
+export class SnapshotStream {
+  private readonly machine: PickleMachine;
+  readonly stacks = new StackTable();
+  private readonly name: string;
+  private readonly maxEvents: number;
+  /** Entries read so far, over every device. */
+  entries = 0;
+
+  constructor(options: SnapshotStreamOptions = {}) {
+    this.name = options.name ?? 'snapshot';
+    this.maxEvents = options.maxEvents ?? DEFAULT_MAX_EVENTS;
+    this.machine = new PickleMachine(
+      this.name,
+      { append: (list, value) => this.append(list, value) },
+      { ...DEFAULT_MACHINE_LIMITS, ...options.limits },
+    );
+  }
+
+  /** Bytes of pickle taken so far. */
+  get bytesIn(): number {
+    return this.machine.bytesIn;
+  }
+
+  /** Whether the pickle's STOP was read (bytes after it are not needed). */
+  get complete(): boolean {
+    return this.machine.stopped;
+  }
+
+  push(chunk: Uint8Array): void {
+    this.machine.push(chunk);
+  }
+
+  /** The input ended: the snapshot's records. */
+  end(): SnapshotRecords {
+    const root = this.machine.end();
+    const stacks = this.stacks;
+    if (!(root instanceof PDict))
+      return {
+        segments: undefined,
+        allocatorSettings: undefined,
+        devices: undefined,
+        notADict: root instanceof PList ? [] : root,
+        stacks,
+      };
+    const traces = root.get('device_traces');
+    let devices: (SnapshotColumns | unknown)[] | undefined;
+    if (traces instanceof PList && !traces.tuple) {
+      devices = traces.items.map((list) =>
+        list instanceof PList && !list.tuple && list.items.length === 0
+          ? ((list.sink as SnapshotColumns | null) ?? [])
+          : this.plain(list),
+      );
+    } else if (traces !== undefined) {
+      devices = this.plain(traces) as unknown[];
+    }
+    return {
+      segments: this.plain(root.get('segments')),
+      allocatorSettings: this.plain(root.get('allocator_settings')),
+      devices,
+      stacks,
+    };
+  }
+
+  private append(list: PList, value: unknown): unknown {
+    if (!(value instanceof PDict)) {
+      if (list.sink !== null) {
+        (list.sink as SnapshotColumns).addProblem({
+          expected: 'a trace entry dict',
+          found: machineTypeOf(value),
+        });
+        this.entries++;
+        return CONSUMED;
+      }
+      return value;
+    }
+    if (isFrame(value)) {
+      const line = value.get('line');
+      const name = value.get('name');
+      const ref = this.stacks.frameRef(
+        value.get('filename') as string,
+        typeof line === 'number' ? line : 0,
+        typeof name === 'string' ? name : '?',
+      );
+      this.machine.replace(value.memo, ref);
+      this.machine.release(value.pairs.length);
+      return ref;
+    }
+    if (value.get('action') === undefined) {
+      if (list.sink === null) return value;
+      (list.sink as SnapshotColumns).addProblem({
+        expected: 'an `action` string',
+        found: 'nothing',
+      });
+      this.entries++;
+      return CONSUMED;
+    }
+    if (list.sink === null) {
+      const device = `${this.name} (device_traces)`;
+      list.sink = new SnapshotColumns(this.maxEvents, (n) => {
+        throw new TraceFormatError(
+          device,
+          n,
+          `at most ${this.maxEvents.toLocaleString('en-US')} events (the event limit)`,
+          'more events',
+          'event',
+        );
+      });
+    }
+    const columns = list.sink as SnapshotColumns;
+    columns.add(value, field, machineTypeOf, this.stacks, framesOfList);
+    this.entries++;
+    const frames = value.get('frames');
+    if (frames instanceof PList) {
+      this.machine.forget(frames.memo);
+      this.machine.release(frames.items.length);
+    }
+    this.machine.forget(value.memo);
+    this.machine.release(value.pairs.length);
+    return CONSUMED;
+  }
+
+  /**
+   * A machine value as plain values (dicts as objects without a prototype, lists and tuples as
+   * arrays, frame refs as frames). Each container is made once, so a value the memo repeats stays
+   * one value; the visits are counted all the same, since a reader walking the result would pay
+   * for each, and nesting is bounded.
+   */
+  private plain(value: unknown): unknown {
+    let budget = this.machine.limits.maxItems;
+    const stacks = this.stacks;
+    const made = new Map<unknown, unknown>();
+    /** Values visited in making each container: what a walk of it costs, memo repeats counted. */
+    const expanded = new Map<unknown, number>();
+    const limit = this.machine.limits.maxItems;
+    const fail = (expected: string): never => {
+      throw new TraceFormatError(this.name, this.machine.bytesIn, expected, 'more', 'byte');
+    };
+    const spend = (n: number) => {
+      budget -= n;
+      if (budget < 0) {
+        fail(
+          `at most ${limit.toLocaleString('en-US')} values after memo expansion in the segments ` +
+            'and settings (a value repeated through the memo counts each time)',
+        );
+      }
+    };
+    const convert = (v: unknown, depth: number): unknown => {
+      if (v instanceof FrameRef) return stacks.frames[v.id];
+      if (!(v instanceof PList) && !(v instanceof PDict)) {
+        spend(1);
+        return v;
+      }
+      const done = made.get(v);
+      if (done !== undefined) {
+        spend(expanded.get(v) ?? 1);
+        return done;
+      }
+      if (depth > MAX_DEPTH) fail(`at most ${MAX_DEPTH.toLocaleString('en-US')} levels of nesting`);
+      const before = budget;
+      spend(1);
+      let out: unknown[] | Record<string, unknown>;
+      if (v instanceof PList) {
+        const list: unknown[] = [];
+        made.set(v, list);
+        for (const item of v.items) list.push(convert(item, depth + 1));
+        out = list;
+      } else {
+        const dict = Object.create(null) as Record<string, unknown>;
+        made.set(v, dict);
+        for (let i = 0; i < v.pairs.length; i += 2) {
+          const key = v.pairs[i];
+          dict[typeof key === 'string' ? key : String(key)] = convert(v.pairs[i + 1], depth + 1);
+        }
+        out = dict;
+      }
+      expanded.set(v, before - budget);
+      return out;
+    };
+    return convert(value, 0);
+  }
+}
+
+/** Deepest nesting of the values a snapshot's segments and settings are made of. */
+const MAX_DEPTH = 1000;
+
+/** The frame refs of an entry's `frames` list. */
+function framesOfList(frames: unknown): readonly unknown[] | null {
+  return frames instanceof PList ? frames.items : null;
+}
