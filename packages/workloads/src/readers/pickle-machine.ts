@@ -41,6 +41,7 @@ export {
   machineTypeOf,
   PDict,
   PList,
+  plainValue,
 } from './pickle-stream-values';
 
 /** Thrown inside {@link PickleMachine.run} when the opcode at `opStart` needs `need` bytes. */

@@ -1,7 +1,10 @@
 /**
  * What the streaming pickle machine ({@link PickleMachine}) builds and how it is bounded: its own
- * containers, the hooks that may consume them, the limits, and the decoding of operands.
+ * containers, the hooks that may consume them, the limits, the decoding of operands, and the
+ * conversion of what it kept into plain values.
  */
+import { TraceFormatError } from '../errors';
+import { dictKey, type UnpickledValue } from './pickle-values';
 
 /** A list, tuple or set of the machine. */
 export class PList {
@@ -141,4 +144,85 @@ export function decodeLong(buf: Uint8Array, at: number, n: number): number | big
   return value >= BigInt(Number.MIN_SAFE_INTEGER) && value <= BigInt(Number.MAX_SAFE_INTEGER)
     ? Number(value)
     : value;
+}
+
+/** Options of {@link plainValue}. */
+export interface PlainOptions {
+  /** Label and byte offset of errors. */
+  readonly name: string;
+  readonly at: number;
+  /** Most values visited, a value the memo repeats counted each time. */
+  readonly maxVisits: number;
+  /** What a value that is no pickle value stands for (an interned frame, say), else undefined. */
+  readonly frame?: (value: unknown) => unknown;
+}
+
+/** Deepest nesting {@link plainValue} converts. */
+export const MAX_PLAIN_DEPTH = 1000;
+
+/**
+ * A machine value as plain values, as {@link unpickle} makes them: dicts as objects without a
+ * prototype (keys as `dictKey` writes them), lists, tuples and sets as arrays. Each container is
+ * made once, so a value the memo repeats stays one value; its visits are counted all the same,
+ * since a reader walking the result pays for each, and nesting is bounded.
+ *
+ * @throws TraceFormatError past `maxVisits` values or {@link MAX_PLAIN_DEPTH} levels.
+ */
+export function plainValue(value: unknown, options: PlainOptions): unknown {
+  let budget = options.maxVisits;
+  const made = new Map<unknown, unknown>();
+  /** Values visited in making each container: what a walk of it costs, memo repeats counted. */
+  const expanded = new Map<unknown, number>();
+  const fail = (expected: string, found = 'more'): never => {
+    throw new TraceFormatError(options.name, options.at, expected, found, 'byte');
+  };
+  const spend = (n: number) => {
+    budget -= n;
+    if (budget < 0) {
+      fail(
+        `at most ${options.maxVisits.toLocaleString('en-US')} values after memo expansion ` +
+          '(a value repeated through the memo counts each time)',
+      );
+    }
+  };
+  const convert = (v: unknown, depth: number): unknown => {
+    if (!(v instanceof PList) && !(v instanceof PDict)) {
+      spend(1);
+      return options.frame?.(v) ?? v;
+    }
+    const done = made.get(v);
+    if (done !== undefined) {
+      spend(expanded.get(v) ?? 1);
+      return done;
+    }
+    if (depth > MAX_PLAIN_DEPTH) {
+      fail(`at most ${MAX_PLAIN_DEPTH.toLocaleString('en-US')} levels of nesting`);
+    }
+    const before = budget;
+    spend(1);
+    let out: unknown[] | Record<string, unknown>;
+    if (v instanceof PList) {
+      const list: unknown[] = [];
+      made.set(v, list);
+      for (const item of v.items) list.push(convert(item, depth + 1));
+      out = list;
+    } else {
+      const dict = Object.create(null) as Record<string, unknown>;
+      made.set(v, dict);
+      for (let i = 0; i < v.pairs.length; i += 2) {
+        const key = dictKey(convert(v.pairs[i], depth + 1) as UnpickledValue);
+        if (key === null) {
+          fail(
+            'a hashable dict key (str, int, float, bool, None or a short tuple of them)',
+            'a tuple holding a list or dict',
+          );
+        }
+        dict[key!] = convert(v.pairs[i + 1], depth + 1);
+      }
+      out = dict;
+    }
+    expanded.set(v, before - budget);
+    return out;
+  };
+  return convert(value, 0);
 }

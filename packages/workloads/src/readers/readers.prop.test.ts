@@ -13,6 +13,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { TraceFormatError } from '../errors';
 import { unpickle } from './pickle';
+import { pickles } from './pickle-test-support';
 import { parseTraces, TRACE_FORMATS, type TraceFormat } from './read-trace-file';
 
 const fuzzing = process.env.ALLOT_FUZZ === '1';
@@ -79,18 +80,6 @@ function mutated(seed: Uint8Array): fc.Arbitrary<Uint8Array> {
     return Uint8Array.from(out);
   });
 }
-
-const OPCODES = Array.from(new TextEncoder().encode('(.012FIJKLMNXBCTUVaeghjlp]qrstu)d}G')).concat([
-  0x80, 0x85, 0x86, 0x87, 0x88, 0x89, 0x8a, 0x8b, 0x8c, 0x8d, 0x8e, 0x8f, 0x90, 0x91, 0x94, 0x95,
-  0x96,
-]);
-
-/** A pickle: a protocol header, then opcodes, each followed by a few operand bytes. */
-const pickles = fc
-  .array(fc.tuple(fc.constantFrom(...OPCODES), fc.uint8Array({ maxLength: 4 })), { maxLength: 64 })
-  .map((ops) =>
-    Uint8Array.from([0x80, 2, ...ops.flatMap(([op, operand]) => [op, ...operand]), 0x2e]),
-  );
 
 const formats: (TraceFormat | undefined)[] = [undefined, ...TRACE_FORMATS];
 

@@ -24,6 +24,7 @@ import {
   PDict,
   PickleMachine,
   PList,
+  plainValue,
 } from './pickle-machine';
 import { SnapshotColumns } from './snapshot-columns';
 import { FrameRef, StackTable } from './stack-table';
@@ -191,69 +192,16 @@ export class SnapshotStream {
     return CONSUMED;
   }
 
-  /**
-   * A machine value as plain values (dicts as objects without a prototype, lists and tuples as
-   * arrays, frame refs as frames). Each container is made once, so a value the memo repeats stays
-   * one value; the visits are counted all the same, since a reader walking the result would pay
-   * for each, and nesting is bounded.
-   */
+  /** A machine value as plain values, frame refs as their frames (see {@link plainValue}). */
   private plain(value: unknown): unknown {
-    let budget = this.machine.limits.maxItems;
-    const stacks = this.stacks;
-    const made = new Map<unknown, unknown>();
-    /** Values visited in making each container: what a walk of it costs, memo repeats counted. */
-    const expanded = new Map<unknown, number>();
-    const limit = this.machine.limits.maxItems;
-    const fail = (expected: string): never => {
-      throw new TraceFormatError(this.name, this.machine.bytesIn, expected, 'more', 'byte');
-    };
-    const spend = (n: number) => {
-      budget -= n;
-      if (budget < 0) {
-        fail(
-          `at most ${limit.toLocaleString('en-US')} values after memo expansion in the segments ` +
-            'and settings (a value repeated through the memo counts each time)',
-        );
-      }
-    };
-    const convert = (v: unknown, depth: number): unknown => {
-      if (v instanceof FrameRef) return stacks.frames[v.id];
-      if (!(v instanceof PList) && !(v instanceof PDict)) {
-        spend(1);
-        return v;
-      }
-      const done = made.get(v);
-      if (done !== undefined) {
-        spend(expanded.get(v) ?? 1);
-        return done;
-      }
-      if (depth > MAX_DEPTH) fail(`at most ${MAX_DEPTH.toLocaleString('en-US')} levels of nesting`);
-      const before = budget;
-      spend(1);
-      let out: unknown[] | Record<string, unknown>;
-      if (v instanceof PList) {
-        const list: unknown[] = [];
-        made.set(v, list);
-        for (const item of v.items) list.push(convert(item, depth + 1));
-        out = list;
-      } else {
-        const dict = Object.create(null) as Record<string, unknown>;
-        made.set(v, dict);
-        for (let i = 0; i < v.pairs.length; i += 2) {
-          const key = v.pairs[i];
-          dict[typeof key === 'string' ? key : String(key)] = convert(v.pairs[i + 1], depth + 1);
-        }
-        out = dict;
-      }
-      expanded.set(v, before - budget);
-      return out;
-    };
-    return convert(value, 0);
+    return plainValue(value, {
+      name: this.name,
+      at: this.machine.bytesIn,
+      maxVisits: this.machine.limits.maxItems,
+      frame: (ref) => (ref instanceof FrameRef ? this.stacks.frames[ref.id] : undefined),
+    });
   }
 }
-
-/** Deepest nesting of the values a snapshot's segments and settings are made of. */
-const MAX_DEPTH = 1000;
 
 /** The frame refs of an entry's `frames` list. */
 function framesOfList(frames: unknown): readonly unknown[] | null {

@@ -1,0 +1,184 @@
+/**
+ * The streaming snapshot reader: the same traces as the whole-buffer path whatever the chunks, gzip
+ * undone on the way by `node:zlib` or `DecompressionStream`, progress that ends at the file's
+ * length, and stacks kept once per distinct frame.
+ */
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { afterAll, describe, expect, it } from 'vitest';
+import { TraceFormatError } from '../errors';
+import { Random } from '../random';
+import type { Trace } from '../trace';
+import { pickle } from './pickle-test-support';
+import { findTracesDir, parseTraces, readTracesStreaming } from './read-trace-file';
+import { SnapshotStream } from './snapshot-stream';
+import { type ReadProgress, streamTraces, webGunzip } from './trace-stream';
+
+const dir = mkdtempSync(join(tmpdir(), 'allot-snapshot-stream-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** `bytes` as an async stream of chunks of seeded random lengths up to `most`. */
+async function* chunked(bytes: Uint8Array, seed: number, most: number): AsyncGenerator<Uint8Array> {
+  const random = new Random(seed);
+  for (let at = 0; at < bytes.length; ) {
+    const n = 1 + Math.floor(random.next() * most);
+    yield bytes.subarray(at, at + n);
+    at += n;
+  }
+}
+
+/** What a test compares of a trace: its events, metadata, starting state and stacks. */
+function essence(trace: Trace) {
+  return {
+    name: trace.name,
+    length: trace.length,
+    kind: Array.from(trace.kind.subarray(0, trace.length)),
+    id: Array.from(trace.id.subarray(0, trace.length)),
+    size: Array.from(trace.size.subarray(0, trace.length)),
+    meta: trace.meta,
+    start: trace.start,
+    recordedSegments: trace.recordedSegments,
+    frames: trace.frames ? [...trace.frames] : null,
+  };
+}
+
+const FRAME_A = { filename: 'model.py', line: 88, name: 'attention' };
+const FRAME_B = { filename: 'train.py', line: 31, name: 'train_step' };
+
+/** A snapshot with stacks: two segments' worth of entries, frames shared between entries. */
+function snapshotWithStacks(entries: number): Record<string, unknown> {
+  const trace: Record<string, unknown>[] = [
+    { action: 'segment_alloc', addr: 1 << 30, size: 2 ** 24, stream: 0, time_us: 1 },
+  ];
+  for (let i = 0; i < entries; i++) {
+    const addr = (1 << 30) + (i % 8) * 2 ** 20;
+    const frames = i % 2 === 0 ? [FRAME_A, FRAME_B] : [{ ...FRAME_B, line: 32 + (i % 3) }, FRAME_B];
+    trace.push({ action: 'alloc', addr, size: 2 ** 20, stream: 0, time_us: 2 + i, frames });
+    trace.push({
+      action: 'free_completed',
+      addr,
+      size: 2 ** 20,
+      stream: 0,
+      time_us: 2 + i,
+      frames: [],
+    });
+  }
+  return {
+    segments: [
+      {
+        device: 0,
+        address: 1 << 30,
+        total_size: 2 ** 24,
+        stream: 0,
+        segment_type: 'large',
+        blocks: [],
+      },
+    ],
+    device_traces: [trace],
+    allocator_settings: { PYTORCH_CUDA_ALLOC_CONF: '' },
+  };
+}
+
+describe('the streaming snapshot reader', () => {
+  const bytes = pickle(snapshotWithStacks(300));
+
+  it('reads the same traces in chunks of any length as in one piece', async () => {
+    const once = parseTraces(bytes, { name: 's' }).map(essence);
+    for (const [seed, most] of [
+      [1, 7],
+      [2, 64],
+      [3, 4096],
+    ] as const) {
+      const streamed = await streamTraces(chunked(bytes, seed, most), { name: 's' });
+      expect(streamed.map(essence)).toEqual(once);
+    }
+  });
+
+  it('keeps each distinct frame once and gives each block its stack', async () => {
+    const stream = new SnapshotStream({ name: 's' });
+    stream.push(bytes);
+    const records = stream.end();
+    // FRAME_A, FRAME_B and three variants of FRAME_B's line.
+    expect(records.stacks.frames).toHaveLength(5);
+    const [trace] = parseTraces(bytes, { name: 's' });
+    expect(trace!.frames?.get(0)).toEqual([FRAME_A, FRAME_B]);
+    expect(trace!.frames?.get(1)).toEqual([{ ...FRAME_B, line: 33 }, FRAME_B]);
+    expect(trace!.frames?.size).toBe(300);
+    expect(trace!.frames?.get(0)).toBe(trace!.frames?.get(2));
+  });
+
+  it('undoes gzip with node:zlib and with DecompressionStream alike, and reports progress', async () => {
+    const file = join(dir, 's.pickle.gz');
+    writeFileSync(file, gzipSync(bytes));
+    const reports: ReadProgress[] = [];
+    const fromFile = await readTracesStreaming(file, { onProgress: (p) => reports.push(p) });
+    const fromWeb = await streamTraces(chunked(readFileSync(file), 4, 100), {
+      name: 's.pickle.gz',
+      gunzip: webGunzip,
+    });
+    expect(fromWeb.map(essence)).toEqual(fromFile.map(essence));
+    expect(fromFile.map(essence)).toEqual(
+      parseTraces(gzipSync(bytes), { name: 's.pickle.gz' }).map(essence),
+    );
+    const last = reports[reports.length - 1]!;
+    expect(last.done).toBe(true);
+    expect(last.bytesRead).toBe(statSync(file).size);
+    expect(last.totalBytes).toBe(statSync(file).size);
+    expect(last.bytesDecoded).toBe(bytes.length);
+    expect(last.events).toBe(601);
+    for (let i = 1; i < reports.length; i++) {
+      expect(reports[i]!.bytesRead).toBeGreaterThanOrEqual(reports[i - 1]!.bytesRead);
+    }
+  });
+
+  it('ends a damaged or cut stream in a TraceFormatError naming where', async () => {
+    const gz = gzipSync(bytes);
+    const cut = gz.subarray(0, gz.length >> 1);
+    for (const gunzip of [webGunzip, undefined]) {
+      const file = join(dir, 'cut.pickle.gz');
+      writeFileSync(file, cut);
+      const read =
+        gunzip === undefined
+          ? readTracesStreaming(file)
+          : streamTraces(chunked(cut, 5, 512), { name: 'cut.pickle.gz', gunzip });
+      await expect(read).rejects.toBeInstanceOf(TraceFormatError);
+      await expect(read).rejects.toThrow(/cut\.pickle\.gz: byte offset \d+: expected/);
+    }
+    const plainCut = join(dir, 'cut.pickle');
+    writeFileSync(plainCut, bytes.subarray(0, 5000));
+    await expect(readTracesStreaming(plainCut)).rejects.toThrow(
+      /cut\.pickle: byte offset \d+: expected an opcode \(STOP ends a pickle\), found the end of the file/,
+    );
+  });
+
+  it('reads other formats whole, within the input limit', async () => {
+    const file = join(dir, 'm.trace');
+    writeFileSync(file, 'Alloc(64),\nFree(0),\n');
+    const [trace] = await readTracesStreaming(file);
+    expect(trace!.length).toBe(2);
+    writeFileSync(file, 'Alloc(64),\n'.repeat(10_000));
+    await expect(readTracesStreaming(file, { maxBytes: 1024 })).rejects.toThrow(
+      /at most 1 KiB of input/,
+    );
+  });
+
+  const traces = findTracesDir();
+  const h100 = traces ? join(traces, 'pytorch-h100', 'infer-default.pickle.gz') : null;
+  let present = false;
+  try {
+    present = h100 !== null && statSync(h100).isFile();
+  } catch {
+    present = false;
+  }
+  if (!present) console.warn('snapshot stream: ../shared/traces/pytorch-h100 not found, skipping');
+  it.skipIf(!present)(
+    'streams the real H100 snapshot to the traces the whole read gives',
+    async () => {
+      const whole = parseTraces(readFileSync(h100!), { name: 'infer-default.pickle.gz' });
+      const streamed = await readTracesStreaming(h100!);
+      expect(streamed.map(essence)).toEqual(whole.map(essence));
+    },
+  );
+});
