@@ -3,6 +3,10 @@
  * minutes; vitest's worker answers its runner only when the event loop is free, and a body of over
  * 60 s trips its RPC timeout ("Timeout calling onTaskUpdate") and fails the run although every
  * property held. Between batches the event loop is let go.
+ *
+ * Superseded by `assertYielding` (yielding.ts), which lets go every 50 ms whatever the number of
+ * runs, and keeps one seed for the whole run: a run of 100 that takes seconds holds the loop for
+ * all of them here.
  */
 import fc from 'fast-check';
 
@@ -41,6 +45,8 @@ export async function inBatches<P extends { numRuns?: number; seed?: number; pat
 /**
  * `fc.assert(property, params)` in batches of {@link RUNS_PER_BATCH} runs, so a long fuzzing run
  * keeps a vitest worker answering. A run with a replay `path` runs whole.
+ * @deprecated Use `assertYielding(property, params)`: it lets go of the loop every 50 ms, also
+ * in runs of fewer than {@link RUNS_PER_BATCH}.
  */
 export function assertInBatches<Ts>(
   property: fc.IProperty<Ts>,

@@ -8,6 +8,7 @@ import { ConformanceError, fail } from './conformance-error';
 import { type Operation, operationArbitrary } from './operations';
 import type { ConformanceOptions } from './options';
 import { resolveCapabilities, Scenario, subjectOf } from './scenario';
+import { assertYielding } from './yielding';
 
 /** The properties of the suite; each is one test in `describeConformance`. */
 export type ConformanceProperty = 'model' | 'determinism';
@@ -42,9 +43,24 @@ export function propertyParameters(options: {
 }
 
 /**
- * fc.assert, with a broken invariant rethrown as a `ConformanceError` whose message names the
- * invariant first and ends with the counterexample and the command line that replays it.
+ * A fast-check failure whose cause is a broken invariant, as a `ConformanceError` whose message
+ * names the invariant first and ends with the counterexample and the command line that replays it;
+ * any other error as it is.
  */
+function conformanceFailure(name: string, error: unknown): unknown {
+  const cause = (error as { cause?: unknown }).cause;
+  if (!(cause instanceof ConformanceError)) return error;
+  const report = error instanceof Error ? error.message : String(error);
+  const seed = /seed: (-?\d+)/.exec(report)?.[1];
+  const path = /path: "([^"]*)"/.exec(report)?.[1];
+  const replay =
+    seed === undefined
+      ? report
+      : `${report}\nReplay: FC_SEED=${seed} FC_PATH=${path ?? ''} (numRuns 1 is enough with a path)`;
+  return new ConformanceError(cause.invariant, `${name}: ${cause.detail}`, replay);
+}
+
+/** fc.assert, with a broken invariant rethrown as a `ConformanceError` (see above). */
 export function assertProperty<T>(
   name: string,
   property: fc.IProperty<T>,
@@ -53,16 +69,20 @@ export function assertProperty<T>(
   try {
     fc.assert(property, params);
   } catch (error) {
-    const cause = (error as { cause?: unknown }).cause;
-    if (!(cause instanceof ConformanceError)) throw error;
-    const report = error instanceof Error ? error.message : String(error);
-    const seed = /seed: (-?\d+)/.exec(report)?.[1];
-    const path = /path: "([^"]*)"/.exec(report)?.[1];
-    const replay =
-      seed === undefined
-        ? report
-        : `${report}\nReplay: FC_SEED=${seed} FC_PATH=${path ?? ''} (numRuns 1 is enough with a path)`;
-    throw new ConformanceError(cause.invariant, `${name}: ${cause.detail}`, replay);
+    throw conformanceFailure(name, error);
+  }
+}
+
+/** {@link assertProperty} with the same runs, letting go of the event loop between them. */
+export async function assertPropertyYielding<T>(
+  name: string,
+  property: fc.IProperty<T>,
+  params: fc.Parameters<T>,
+): Promise<void> {
+  try {
+    await assertYielding(property, params);
+  } catch (error) {
+    throw conformanceFailure(name, error);
   }
 }
 
@@ -86,28 +106,22 @@ function runOnce<A extends Allocator>(options: ConformanceOptions<A>, ops: reado
   return scenario.addresses;
 }
 
-/**
- * Runs the conformance suite (or one property of it) against `options.create`.
- * @throws when an invariant breaks; the message names it as `[invariant]` and gives the seed.
- */
-export function checkConformance<A extends Allocator>(
+/** The suite's properties, or one of them, for `options.create`. */
+function conformanceProperties<A extends Allocator>(
   options: ConformanceOptions<A>,
-  property: ConformanceProperty | 'all' = 'all',
-): void {
+  property: ConformanceProperty | 'all',
+): fc.IProperty<[Operation[]]>[] {
   const caps = resolveCapabilities(options.capabilities);
-  const params = propertyParameters(options);
+  const properties: fc.IProperty<[Operation[]]>[] = [];
   if (property === 'all' || property === 'model') {
-    assertProperty(
-      options.name,
+    properties.push(
       fc.property(operations(options), (ops) => {
         runOnce(options, ops);
       }),
-      params,
     );
   }
   if ((property === 'all' || property === 'determinism') && caps.deterministic) {
-    assertProperty(
-      options.name,
+    properties.push(
       fc.property(operations(options), (ops) => {
         const first = runOnce(options, ops);
         const second = runOnce(options, ops);
@@ -120,7 +134,36 @@ export function checkConformance<A extends Allocator>(
           }
         }
       }),
-      params,
     );
+  }
+  return properties;
+}
+
+/**
+ * Runs the conformance suite (or one property of it) against `options.create`.
+ * @throws when an invariant breaks; the message names it as `[invariant]` and gives the seed.
+ */
+export function checkConformance<A extends Allocator>(
+  options: ConformanceOptions<A>,
+  property: ConformanceProperty | 'all' = 'all',
+): void {
+  const params = propertyParameters(options);
+  for (const each of conformanceProperties(options, property)) {
+    assertProperty(options.name, each, params);
+  }
+}
+
+/**
+ * {@link checkConformance} with the same runs, letting go of the event loop every 50 ms or so
+ * (see `yielding`): for a test runner whose worker must keep answering while the suite runs.
+ * @throws (rejects) when an invariant breaks, as `checkConformance` does.
+ */
+export async function checkConformanceAsync<A extends Allocator>(
+  options: ConformanceOptions<A>,
+  property: ConformanceProperty | 'all' = 'all',
+): Promise<void> {
+  const params = propertyParameters(options);
+  for (const each of conformanceProperties(options, property)) {
+    await assertPropertyYielding(options.name, each, params);
   }
 }

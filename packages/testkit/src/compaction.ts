@@ -7,7 +7,7 @@
  */
 import type { Allocator, Layout } from '@allot/core';
 import fc from 'fast-check';
-import { assertProperty, propertyParameters } from './check-conformance';
+import { assertProperty, assertPropertyYielding, propertyParameters } from './check-conformance';
 import { fail, hex } from './conformance-error';
 
 /** One move of a plan: copy `size` bytes from `from` to `to` (ranges may overlap). */
@@ -141,14 +141,14 @@ function carryOut(
   return plan.moves.length;
 }
 
-/**
- * Checks an allocator's compaction plans (see the module comment).
- * @throws ConformanceError with invariant `compaction` (seed and replay path in the message).
- */
-export function checkCompaction(options: CompactionCheckOptions): void {
+/** A property and the name its failures carry. */
+// biome-ignore lint/suspicious/noExplicitAny: each property draws values of its own type
+type NamedProperty = readonly [string, fc.IProperty<any>];
+
+/** The properties of {@link checkCompaction}. */
+function compactionProperties(options: CompactionCheckOptions): NamedProperty[] {
   const alignments = options.alignments ?? [undefined, 1, 8, 64, 256];
   const maxRequest = options.maxRequestSize ?? 3000;
-  const params = propertyParameters(options);
   const op: fc.Arbitrary<Op> = fc.oneof(
     {
       weight: 5,
@@ -172,7 +172,7 @@ export function checkCompaction(options: CompactionCheckOptions): void {
     },
   );
 
-  assertProperty(
+  const plans = [
     `${options.name} compaction`,
     fc.property(fc.array(op, { maxLength: 150, size: 'max' }), (ops) => {
       const a = options.create();
@@ -197,10 +197,9 @@ export function checkCompaction(options: CompactionCheckOptions): void {
         }
       });
     }),
-    params,
-  );
+  ] as const;
 
-  assertProperty(
+  const toOneFreeBlock = [
     `${options.name} compaction to one free block`,
     fc.property(
       fc.array(fc.integer({ min: 1, max: Math.min(600, maxRequest) }), {
@@ -244,6 +243,28 @@ export function checkCompaction(options: CompactionCheckOptions): void {
         }
       },
     ),
-    params,
-  );
+  ] as const;
+  return [plans, toOneFreeBlock];
+}
+
+/**
+ * Checks an allocator's compaction plans (see the module comment).
+ * @throws ConformanceError with invariant `compaction` (seed and replay path in the message).
+ */
+export function checkCompaction(options: CompactionCheckOptions): void {
+  const params = propertyParameters(options);
+  for (const [name, property] of compactionProperties(options)) {
+    assertProperty(name, property, params);
+  }
+}
+
+/**
+ * {@link checkCompaction} with the same runs, letting go of the event loop every 50 ms or so
+ * (see `yielding`): for a test runner whose worker must keep answering.
+ */
+export async function checkCompactionAsync(options: CompactionCheckOptions): Promise<void> {
+  const params = propertyParameters(options);
+  for (const [name, property] of compactionProperties(options)) {
+    await assertPropertyYielding(name, property, params);
+  }
 }

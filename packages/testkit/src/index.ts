@@ -2,6 +2,7 @@ export { assertInBatches, batchParameters, inBatches, RUNS_PER_BATCH } from './b
 export {
   type ConformanceProperty,
   checkConformance,
+  checkConformanceAsync,
   propertyParameters,
 } from './check-conformance';
 export {
@@ -10,6 +11,7 @@ export {
   type CompactionMoveLike,
   type CompactionPlanLike,
   checkCompaction,
+  checkCompactionAsync,
 } from './compaction';
 export { ConformanceError } from './conformance-error';
 export {
@@ -27,3 +29,4 @@ export type {
   Invariant,
   Placement,
 } from './options';
+export { assertYielding, letGo, YIELD_AFTER_MS, yielding } from './yielding';

@@ -8,39 +8,21 @@
  */
 import type { Allocator } from '@allot/core';
 import { describe, it } from 'vitest';
-import { inBatches } from './batches';
-import { checkConformance, propertyParameters } from './check-conformance';
-import { type CompactionCheckOptions, checkCompaction } from './compaction';
+import { checkConformanceAsync } from './check-conformance';
+import { type CompactionCheckOptions, checkCompactionAsync } from './compaction';
 import type { ConformanceOptions } from './options';
 
 /**
- * `checkConformance` in batches of {@link RUNS_PER_BATCH} runs, batch `i` seeded `seed + i` (or
- * fresh seeds when fuzzing without one), so a long run keeps the vitest worker answering; a run
- * with a replay path runs as it is.
+ * One test per property. Each runs as `checkConformanceAsync`, which lets go of the event loop
+ * every 50 ms or so, so a long run (`FC_NUM_RUNS=20000`) keeps the vitest worker answering.
  */
-function checkInBatches<A extends Allocator>(
-  options: ConformanceOptions<A>,
-  property: 'model' | 'determinism',
-): Promise<void> {
-  return inBatches(propertyParameters(options), (batch) =>
-    checkConformance(
-      {
-        ...options,
-        ...(batch.numRuns === undefined ? {} : { numRuns: batch.numRuns }),
-        ...(batch.seed === undefined ? {} : { seed: batch.seed }),
-      },
-      property,
-    ),
-  );
-}
-
 export function describeConformance<A extends Allocator>(options: ConformanceOptions<A>): void {
   describe(`${options.name}: Allocator contract`, () => {
     it('keeps every invariant under random commands (model-based)', () =>
-      checkInBatches(options, 'model'));
+      checkConformanceAsync(options, 'model'));
     if (options.capabilities?.deterministic !== false) {
       it('gives the same addresses for the same calls', () =>
-        checkInBatches(options, 'determinism'));
+        checkConformanceAsync(options, 'determinism'));
     }
   });
 }
@@ -48,13 +30,13 @@ export function describeConformance<A extends Allocator>(options: ConformanceOpt
 /** Compaction plans carried out on real bytes, as one vitest test. */
 export function describeCompaction(options: CompactionCheckOptions): void {
   describe(`${options.name}: compaction plans`, () => {
-    it('keeps every block’s bytes, respects limits, and ends with one free block', () => {
-      checkCompaction(options);
-    });
+    it('keeps every block’s bytes, respects limits, and ends with one free block', () =>
+      checkCompactionAsync(options));
   });
 }
 
 export { RUNS_PER_BATCH } from './batches';
-export { checkConformance } from './check-conformance';
-export { checkCompaction } from './compaction';
+export { checkConformance, checkConformanceAsync } from './check-conformance';
+export { checkCompaction, checkCompactionAsync } from './compaction';
 export type * from './options';
+export { assertYielding, letGo, YIELD_AFTER_MS, yielding } from './yielding';

@@ -1,13 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { checkConformance } from '../src/check-conformance';
+import { checkConformanceAsync } from '../src/check-conformance';
 import { brokenCases } from './broken-allocators';
 
 describe('the suite catches deliberately broken allocators', () => {
   for (const { bug, expected, options } of brokenCases) {
-    it(`catches ${bug} as [${expected}]`, () => {
+    it(`catches ${bug} as [${expected}]`, async () => {
       let message = '';
       try {
-        checkConformance({ ...options, numRuns: 300 });
+        await checkConformanceAsync({ ...options, numRuns: 300 });
       } catch (error) {
         message = String(error);
       }

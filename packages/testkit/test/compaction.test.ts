@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { type CompactingAllocator, checkCompaction } from '../src/compaction';
+import { type CompactingAllocator, checkCompactionAsync } from '../src/compaction';
 import { referenceAllocator } from './reference-allocator';
 
 /** Plans to slide the first live block after a gap down into it, but never updates its books. */
@@ -25,14 +25,14 @@ function idleCompactor(): CompactingAllocator {
   return { ...inner, compact: () => ({ moves: [] }), applyCompaction() {} };
 }
 
-describe('checkCompaction catches broken compaction', () => {
+describe('checkCompactionAsync catches broken compaction', () => {
   it.each([
     ['bookkeeping that ignores the plan', forgetfulCompactor, /not live at/],
     ['plans that never gather the free space', idleCompactor, /not one at the end/],
-  ])('%s', (_bug, create, message) => {
+  ])('%s', async (_bug, create, message) => {
     let error: unknown;
     try {
-      checkCompaction({ name: 'broken', create, maxRequestSize: 512, numRuns: 200 });
+      await checkCompactionAsync({ name: 'broken', create, maxRequestSize: 512, numRuns: 200 });
     } catch (e) {
       error = e;
     }
