@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { NIL } from '@allot/blocks';
-import { assertInBatches, propertyParameters } from '@allot/testkit';
+import { assertYielding, propertyParameters } from '@allot/testkit';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { BIN_COUNT, BinBitmap } from './bin-bitmap';
@@ -42,7 +42,7 @@ function check(bitmap: BinBitmap, marked: Set<number>): void {
 
 describe('BinBitmap', () => {
   it('finds the first marked bin at or above any bin, and the highest, as a set does', async () => {
-    await assertInBatches(
+    await assertYielding(
       fc.property(
         fc.array(fc.tuple(fc.boolean(), anyBin), { maxLength: 120, size: 'max' }),
         (steps) => {

@@ -1,4 +1,4 @@
-import { assertInBatches, propertyParameters } from '@allot/testkit';
+import { assertYielding, propertyParameters } from '@allot/testkit';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { AddressMap } from './address-map';
@@ -23,7 +23,7 @@ describe('AddressMap', () => {
       fc.record({ kind: fc.constant('take' as const), address }),
       fc.record({ kind: fc.constant('takeLive' as const), pick: fc.nat() }),
     );
-    await assertInBatches(
+    await assertYielding(
       fc.property(fc.array(op, { maxLength: 400, size: 'max' }), (ops) => {
         const map = new AddressMap(8);
         const model = new Map<number, number>();

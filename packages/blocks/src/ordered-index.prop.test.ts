@@ -1,4 +1,4 @@
-import { assertInBatches, propertyParameters } from '@allot/testkit';
+import { assertYielding, propertyParameters } from '@allot/testkit';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { NIL } from './block-table';
@@ -105,7 +105,7 @@ const structures: [string, number, (augmented: boolean) => Ordered][] = [
 
 describe.each(structures)('%s', (_name, maxLength, make) => {
   it.each([false, true])('agrees with a sorted-array model (augmented: %s)', async (augmented) => {
-    await assertInBatches(
+    await assertYielding(
       fc.property(
         // Up to 100 operations ('medium'). At fast-check's default size an array holds at most 10
         // whatever its maxLength: too few for a tree of width 4 to grow a level and shrink again,

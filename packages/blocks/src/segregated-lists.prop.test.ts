@@ -1,4 +1,4 @@
-import { assertInBatches, propertyParameters } from '@allot/testkit';
+import { assertYielding, propertyParameters } from '@allot/testkit';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { NIL } from './block-table';
@@ -31,7 +31,7 @@ describe('size classes', () => {
   });
 
   it('every size lies in its class, and classes are ordered', async () => {
-    await assertInBatches(
+    await assertYielding(
       fc.property(anySize, anySize, (a, b) => {
         const c = sizeClass(a);
         expect(c).toBeGreaterThanOrEqual(0);
@@ -64,7 +64,7 @@ describe('SegregatedLists', () => {
   );
 
   it('agrees with an array model', async () => {
-    await assertInBatches(
+    await assertYielding(
       fc.property(
         fc.array(op, { maxLength: 100, size: 'max' }),
         fc.array(anySize, { minLength: 3, maxLength: 3 }),

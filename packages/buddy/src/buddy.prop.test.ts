@@ -9,7 +9,7 @@
  */
 import assert from 'node:assert/strict';
 import { InvalidFreeError, type LayoutBlock } from '@allot/core';
-import { assertInBatches, propertyParameters } from '@allot/testkit';
+import { assertYielding, propertyParameters } from '@allot/testkit';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { type Buddy, buddy } from './buddy';
@@ -243,7 +243,7 @@ function unitOf(config: Config): number {
 
 describe('buddy properties', () => {
   it('keeps blocks aligned, merged and accounted; refuses only when no block is large enough', async () => {
-    await assertInBatches(
+    await assertYielding(
       fc.property(
         configArbitrary,
         fc.array(commandArbitrary, { maxLength: 80, size: 'max' }),
@@ -256,7 +256,7 @@ describe('buddy properties', () => {
   });
 
   it('is one heap through two views of a shared state buffer, and deterministic', async () => {
-    await assertInBatches(
+    await assertYielding(
       fc.property(
         configArbitrary,
         fc.array(commandArbitrary, { maxLength: 60, size: 'max' }),
@@ -280,7 +280,7 @@ describe('buddy properties', () => {
       unitShift: fc.integer({ min: 24, max: 36 }),
       base: fc.constantFrom(2 ** 32, 2 ** 44, 2 ** 52),
     });
-    await assertInBatches(
+    await assertYielding(
       fc.property(
         configs,
         fc.array(commandArbitrary, { maxLength: 60, size: 'max' }),

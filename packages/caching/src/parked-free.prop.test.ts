@@ -4,7 +4,7 @@
  * `memory_stats()`, layouts and usage agree whenever they are read.
  */
 import { InvalidArgumentError, InvalidFreeError } from '@allot/core';
-import { assertInBatches, propertyParameters } from '@allot/testkit';
+import { assertYielding, propertyParameters } from '@allot/testkit';
 import { addressSource } from '@allot/workloads';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
@@ -182,7 +182,7 @@ describe('parked free', () => {
   });
 
   it('makes the decisions and keeps the figures of a pool that merges at once', async () => {
-    await assertInBatches(
+    await assertYielding(
       fc.property(config, fc.array(op, { maxLength: 150, size: 'max' }), (conf, ops) => {
         const [a, b] = pools(conf);
         const live: number[] = [];

@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { NIL, OrderedIndex } from '@allot/blocks';
-import { assertInBatches, propertyParameters } from '@allot/testkit';
+import { assertYielding, propertyParameters } from '@allot/testkit';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { SparseIdIndex } from './sparse-index';
@@ -24,7 +24,7 @@ describe('SparseIdIndex', () => {
       size: fc.integer({ min: 1, max: 64 }),
       search: fc.integer({ min: 0, max: 70 }),
     });
-    await assertInBatches(
+    await assertYielding(
       fc.property(fc.array(op, { maxLength: 200, size: 'max' }), (ops) => {
         const plain = new OrderedIndex();
         const sparse = new SparseIdIndex();

@@ -3,7 +3,7 @@
  * address order, then from the start. The engine keeps the free block at the end of the range out
  * of its index; this checks that next fit still weighs it exactly where the model does.
  */
-import { assertInBatches, propertyParameters } from '@allot/testkit';
+import { assertYielding, propertyParameters } from '@allot/testkit';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { firstFit } from './first-fit';
@@ -74,7 +74,7 @@ describe('next fit', () => {
       },
       { weight: 2, arbitrary: fc.record({ kind: fc.constant('free' as const), pick: fc.nat() }) },
     );
-    await assertInBatches(
+    await assertYielding(
       fc.property(fc.array(op, { maxLength: 120, size: 'max' }), (ops) => {
         const a = firstFit({ capacity: CAPACITY, base: BASE, nextFit: true });
         const model = new NextFitModel();

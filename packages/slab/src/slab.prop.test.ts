@@ -11,7 +11,7 @@
 import assert from 'node:assert/strict';
 import { buddy } from '@allot/buddy';
 import { type Allocator, InvalidFreeError } from '@allot/core';
-import { assertInBatches, propertyParameters } from '@allot/testkit';
+import { assertYielding, propertyParameters } from '@allot/testkit';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { defaultSizeClasses, transformerSizeClasses } from './size-classes';
@@ -272,14 +272,14 @@ function run(config: Config, commands: readonly Command[]): void {
 
 describe('slab properties', () => {
   it('keeps objects apart, classes exact and figures true to a model', async () => {
-    await assertInBatches(
+    await assertYielding(
       fc.property(configArbitrary, fc.array(commandArbitrary, { maxLength: 80, size: 'max' }), run),
       parameters,
     );
   });
 
   it('sends every request above the largest class away with null', async () => {
-    await assertInBatches(
+    await assertYielding(
       fc.property(configArbitrary, fc.integer({ min: 1, max: 2 ** 40 }), (config, extra) => {
         const source = buddy({ capacity: 2 ** 24, base: BASE, minBlockSize: 4096 });
         const objects = slab({ upstream: source, ...config });

@@ -2,7 +2,7 @@
  * Model-based check of the counters: random sequences of allocations, frees, scopes and resets
  * against a flat model (for `totals()`) and a per-scope model (for `scopeCounters()`).
  */
-import { assertInBatches, propertyParameters } from '@allot/testkit';
+import { assertYielding, propertyParameters } from '@allot/testkit';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { tinyFirstFit } from '../test/support/tiny-first-fit';
@@ -77,7 +77,7 @@ function expectCounters(actual: Counters, model: ModelSet, label: string): void 
 
 describe('withStats counters against a model', () => {
   it('totals and scope counters follow every operation', async () => {
-    await assertInBatches(
+    await assertYielding(
       fc.property(fc.array(op, { maxLength: 200, size: 'max' }), (ops) => {
         const upstream = tinyFirstFit({ capacity: 32 * 1024, base: 2 ** 40 });
         const stats = withStats(upstream);
@@ -160,7 +160,7 @@ describe('LiveTable against a Map', () => {
       fc.integer({ min: 0, max: 64 }).map((k) => 2 ** 32 + k * 4096),
       fc.integer({ min: 0, max: 64 }).map((k) => 2 ** 52 - k * 256),
     );
-    await assertInBatches(
+    await assertYielding(
       fc.property(
         fc.array(fc.tuple(fc.boolean(), key, fc.nat({ max: 1000 })), {
           maxLength: 400,
