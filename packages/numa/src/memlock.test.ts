@@ -3,12 +3,13 @@
  * process holds CAP_IPC_LOCK (root does, and the capability bypasses the limit), with the
  * capability dropped from its bounding set by `setpriv` (or `capsh`).
  */
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { MemlockLimitError, NumaErrorCode } from './errors';
 import { hasIpcLock } from './process-status';
@@ -48,7 +49,7 @@ describe('mlock beyond RLIMIT_MEMLOCK', () => {
     expect(error.message).toContain('`ulimit -l 2056`');
   });
 
-  it('fails clearly in a child process under a lowered limit', () => {
+  it('fails clearly in a child process under a lowered limit', async () => {
     if (!available('prlimit')) {
       console.warn('skipped: prlimit (util-linux) is not installed');
       return;
@@ -74,15 +75,15 @@ describe('mlock beyond RLIMIT_MEMLOCK', () => {
     const resultFile = join(dir, 'result.json');
     try {
       try {
-        execFileSync(command[0]!, command.slice(1), {
+        // Waited for without holding this worker's event loop: the child is a whole vitest run.
+        await promisify(execFile)(command[0]!, command.slice(1), {
           cwd: packageRoot,
           env: { ...process.env, ALLOT_NUMA_MEMLOCK_RESULT: resultFile, NO_COLOR: '1' },
-          stdio: 'pipe',
           timeout: 90_000,
         });
       } catch (error) {
-        const e = error as { stdout?: Buffer; stderr?: Buffer };
-        throw new Error(`child failed:\n${e.stdout?.toString()}\n${e.stderr?.toString()}`);
+        const e = error as { stdout?: string; stderr?: string };
+        throw new Error(`child failed:\n${e.stdout}\n${e.stderr}`);
       }
       const result = JSON.parse(readFileSync(resultFile, 'utf8'));
       for (const outcome of [result.direct, result.pooled]) {
