@@ -1,5 +1,7 @@
 // The one vitest setup for every package. Property tests read FC_NUM_RUNS / FC_SEED themselves
-// (see @allot/testkit); `pnpm fuzz` sets ALLOT_FUZZ=1, which lifts the time limit.
+// (see @allot/testkit); `pnpm fuzz` sets ALLOT_FUZZ=1, which lifts the time limit of a test, not
+// the limit on holding the event loop: fuzz runs let go of it as often as shorter runs do.
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
 const fuzzing = process.env.ALLOT_FUZZ === '1';
@@ -11,5 +13,8 @@ export default defineConfig({
     pool: 'forks',
     testTimeout: fuzzing ? 0 : 120_000,
     hookTimeout: 120_000,
+    // Fails a test that holds its worker's event loop for over ALLOT_LOOP_HOLD_LIMIT_MS of CPU
+    // time (default 3 s) in one stretch: see loop-hold.js.
+    setupFiles: [fileURLToPath(new URL('./loop-hold-guard.js', import.meta.url))],
   },
 });
