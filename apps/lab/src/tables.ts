@@ -119,6 +119,7 @@ export function formatWorkload(workload: WorkloadResult): string {
     lines.push(parts.join(' '));
     if (t.fidelity) lines.push(...fidelityLines(t.fidelity));
   }
+  lines.push(...holderLines(workload));
   const failed = workload.rows.filter((row) => row.failures > 0);
   for (const row of failed) {
     lines.push(
@@ -127,6 +128,23 @@ export function formatWorkload(workload: WorkloadResult): string {
     );
   }
   return lines.join('\n');
+}
+
+/** Who holds the memory at the peak, by source line, when the trace has stacks. */
+function holderLines(workload: WorkloadResult): string[] {
+  const peak = workload.explain?.peak;
+  if (peak === undefined || peak.bySource.length === 0) return [];
+  const cells = peak.bySource.map((holder) => [
+    formatBytes(holder.bytes),
+    formatPercent(peak.liveBytes > 0 ? holder.bytes / peak.liveBytes : 0),
+    `${formatCount(holder.blocks)} block${holder.blocks === 1 ? '' : 's'}`,
+  ]);
+  return [
+    '',
+    `  who holds the memory at the peak (${formatBytes(peak.liveBytes)} live), by the innermost ` +
+      'frame of your own code in each block’s stack:',
+    ...formatColumns(cells).map((line, i) => `    ${line}  ${peak.bySource[i]!.frame}`),
+  ];
 }
 
 /** How faithfully the recorded settings replay: peak reserved and PyTorch's segment decisions. */

@@ -11,10 +11,11 @@
  *  tune() (PyTorch traces only) ─► the recommended PYTORCH_CUDA_ALLOC_CONF and its saving
  * ```
  */
-import { EventKind, type StackFrame, type Trace } from '@allot/workloads';
+import { EventKind, type Trace } from '@allot/workloads';
 import { type LayoutView, peakEventIndex, type RowResult } from '../measure';
 import { describeDevice, type TuneResult } from '../tune';
 import { formatBytes, formatCount, formatPercent, formatRatio } from '../units';
+import { frameText, type Holder, holdersOf } from './holders';
 
 /** Points of the common grid (the event of peak live bytes is added). */
 export const GRID_POINTS = 480;
@@ -110,6 +111,8 @@ export interface Explanation {
     readonly largest: readonly ReportAllocation[];
     /** Live bytes at the peak by request size, the largest sums first. */
     readonly bySize: readonly { size: number; count: number; bytes: number }[];
+    /** Who holds the live bytes, by the top user frame of each block (stacks recorded only). */
+    readonly bySource: readonly Holder[];
   };
   readonly diagnosis: Diagnosis;
   readonly advice?: Advice;
@@ -123,10 +126,6 @@ export interface ExplainOptions {
   readonly tuning?: TuneResult;
   /** PyTorch's recorded peak reserved bytes. */
   readonly recordedPeakReservedBytes?: number;
-}
-
-function frameText(frame: StackFrame): string {
-  return `${frame.name} (${frame.filename}:${frame.line})`;
 }
 
 /** The advice of a tuning run. */
@@ -303,6 +302,7 @@ export function explainWorkload(
     liveBytes: peakLive,
     largest: liveAtPeak.slice(0, PEAK_TABLE_ROWS).map(allocation),
     bySize,
+    bySource: holdersOf(trace, liveAtPeak, (block) => size[allocEvent[block]!]!),
   };
 
   const advice = options.tuning ? adviceOf(options.tuning) : undefined;

@@ -15,7 +15,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type { LabResults, WorkloadResult } from '../run';
 import { TABLE_HEADER, tableRows } from '../tables';
-import { formatBytes, formatCount } from '../units';
+import { formatBytes, formatCount, formatPercent } from '../units';
 import { budgetLines } from '../workloads';
 import { CLIENT_SCRIPT } from './client-script';
 import type { Explanation } from './explain';
@@ -171,6 +171,21 @@ ${d.advice !== undefined ? `<li class="advice">${escapeHtml(d.advice)}</li>` : '
 </div>`;
 }
 
+/** Who holds the memory at the peak, by source line (snapshots recorded with stacks). */
+function holdersTable(explain: Explanation): string {
+  const { peak } = explain;
+  if (peak.bySource.length === 0) return '';
+  const rows = peak.bySource
+    .map(
+      (holder) =>
+        `<tr><td>${escapeHtml(formatBytes(holder.bytes))}</td><td>${escapeHtml(formatPercent(peak.liveBytes > 0 ? holder.bytes / peak.liveBytes : 0))}</td><td>${formatCount(holder.blocks)}</td><td class="frame">${escapeHtml(holder.frame)}</td></tr>`,
+    )
+    .join('\n');
+  return `<h3>At the peak: who holds the memory, by source line</h3>
+<p class="small muted">Each live block's stack reduced to its innermost frame in your own code (not PyTorch, installed packages or C++), the bytes summed per line.</p>
+<table class="peak-table"><thead><tr><th>live bytes</th><th>share</th><th>blocks</th><th>source line</th></tr></thead><tbody>${rows}</tbody></table>`;
+}
+
 /** The largest allocations live at the peak. */
 function peakTable(explain: Explanation): string {
   const { peak } = explain;
@@ -244,7 +259,8 @@ export function renderReport(results: LabResults): string {
 <div class="timeline"></div>
 <h3>At the peak: the largest live allocations</h3>
 <p class="small muted">Live bytes peaked at ${escapeHtml(formatBytes(explain.peak.liveBytes))} at ${explain.peak.seconds !== undefined ? escapeHtml(seconds(explain.peak.seconds)) : `event ${formatCount(explain.peak.event)}`}. Times are seconds since the first event.</p>
-${peakTable(explain)}`
+${peakTable(explain)}
+${holdersTable(explain)}`
         : '';
       return `<section id="workload-${w}">
 <h2>${escapeHtml(workload.title)}</h2>
