@@ -18,6 +18,12 @@ export { type LarsonOptions, larson } from './generators/larson';
 export { type RandomMixOptions, randomMix } from './generators/random-mix';
 export { type SameSizePairsOptions, sameSizePairs } from './generators/same-size';
 export {
+  type TorchSnapshotOptions,
+  type TorchSnapshotSummary,
+  torchSnapshotChunks,
+  writeTorchSnapshot,
+} from './generators/torch-snapshot';
+export {
   type TrainingBudget,
   type TrainingLoopOptions,
   trainingBudget,
