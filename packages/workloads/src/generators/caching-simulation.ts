@@ -295,13 +295,19 @@ export class CachingSimulation {
   private free(sink: EntrySink): void {
     const random = this.random;
     const live = this.live;
-    const recent = Math.floor(-Math.log(1 - random.next()) * RECENT_SPREAD);
-    const index =
-      random.next() < RANDOM_FREE
-        ? random.index(live.length)
-        : Math.max(0, live.length - 1 - recent);
-    const block = live[index]!;
-    removeAt(live, index);
+    let block: Block;
+    if (random.next() < RANDOM_FREE) {
+      // Any live block; the last one takes its place (the order of the old ones matters little).
+      const index = random.index(live.length);
+      block = live[index]!;
+      live[index] = live[live.length - 1]!;
+      live.pop();
+    } else {
+      const recent = Math.floor(-Math.log(1 - random.next()) * RECENT_SPREAD);
+      const index = Math.max(0, live.length - 1 - recent);
+      block = live[index]!;
+      removeAt(live, index);
+    }
     this.liveBytes -= block.size;
     const key = this.entries;
     this.record(sink, Action.freeRequested, block.address, block.requested, key, false);
