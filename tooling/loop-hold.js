@@ -73,7 +73,7 @@ export class LoopHoldMeter {
   /** @type {Stretch | null} */
   #longest = null;
 
-  constructor(cpuNow = processCpuMs, wallNow = () => performance.now()) {
+  constructor(cpuNow = processCpuMs, wallNow = performance.now.bind(performance)) {
     this.#cpuNow = cpuNow;
     this.#wallNow = wallNow;
     this.#lastCpu = cpuNow();

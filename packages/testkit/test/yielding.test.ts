@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { checkConformance, checkConformanceAsync } from '../src/check-conformance';
 import { assertYielding, letGo, YIELD_AFTER_MS, yielding } from '../src/yielding';
 import { brokenCases } from './broken-allocators';
@@ -21,6 +21,16 @@ async function asyncFailureOf(run: () => Promise<void>): Promise<string> {
     return String(error);
   }
   return '';
+}
+
+const realNow = performance.now.bind(performance); // before any test fakes it
+
+/** Runs for `ms` of the real wall clock without letting go. */
+function spinWall(ms: number): void {
+  const until = realNow() + ms;
+  while (realNow() < until) {
+    // holding the loop
+  }
 }
 
 /** A property that fails on some arrays, so fast-check reports a shrunk counterexample. */
@@ -65,20 +75,28 @@ describe('yielding', () => {
   it('lets the event loop turn while a long run goes on', async () => {
     let turns = 0;
     const timer = setInterval(() => turns++, 1);
-    await fc.assert(
-      yielding(
-        fc.property(fc.integer(), () => {
-          const until = performance.now() + 1;
-          while (performance.now() < until) {
-            // a run of about 1 ms
-          }
-        }),
-      ),
-      { seed: 1, numRuns: 4 * YIELD_AFTER_MS },
-    );
+    await fc.assert(yielding(fc.property(fc.integer(), () => spinWall(1))), {
+      seed: 1,
+      numRuns: 4 * YIELD_AFTER_MS,
+    });
     clearInterval(timer);
     // At least 200 ms of runs let go every YIELD_AFTER_MS; a synchronous run would allow no turn.
     expect(turns).toBeGreaterThanOrEqual(2);
+  });
+
+  it('lets go with the real timers while a test runs on fake ones', async () => {
+    vi.useFakeTimers({ toFake: ['setImmediate', 'setTimeout', 'performance', 'Date'] });
+    try {
+      let runs = 0;
+      const slow = fc.property(fc.integer(), () => {
+        runs++;
+        spinWall(2);
+      });
+      await assertYielding(slow, { seed: 3, numRuns: 100 }); // would wait forever on a fake turn
+      expect(runs).toBe(100);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('letGo resolves at once when the loop was let go just now', async () => {
