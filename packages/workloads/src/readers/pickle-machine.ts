@@ -20,7 +20,7 @@
  * offset of the opcode at fault. Opcodes that would run Python code are refused.
  */
 
-import { MEMO_CHUNK, PickleState } from './pickle-state';
+import { FORGOTTEN, MEMO_CHUNK, PickleState } from './pickle-state';
 import {
   CODE_OPCODES,
   decodeLong,
@@ -114,8 +114,31 @@ export class PickleMachine extends PickleState {
     this.view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
     let p = from;
     const end = buf.length;
+    const stack = this.stack;
+    const chunks = this.memoChunks;
+    const most = this.limits.maxItems;
     try {
       while (p < end && !this.done) {
+        // The opcodes that make most of a snapshot's bytes, inline: a memo reference (a shared
+        // frame, a key) and a small int. Anything unusual (a missing slot, a full stack, an
+        // operand cut by the chunk's end) goes to step(), which says what is wrong.
+        const op = buf[p]!;
+        if ((op === 0x68 || op === 0x6a) && stack.length < most) {
+          const wide = op === 0x6a;
+          if (p + (wide ? 5 : 2) <= end) {
+            const index = wide ? this.view.getUint32(p + 1, true) : buf[p + 1]!;
+            const value = chunks[index >>> 16]?.[index & 0xffff];
+            if (value !== undefined && value !== FORGOTTEN) {
+              stack.push(value);
+              p += wide ? 5 : 2;
+              continue;
+            }
+          }
+        } else if (op === 0x4b && p + 2 <= end && stack.length < most) {
+          stack.push(buf[p + 1]!);
+          p += 2;
+          continue;
+        }
         this.opAt = base + p;
         p = this.step(buf, p, end);
       }
@@ -306,11 +329,25 @@ export class PickleMachine extends PickleState {
         if (at === undefined) this.fail('a MARK before this opcode', 'no MARK on the stack');
         const list = stack[at! - 1];
         if (!(list instanceof PList) || list.tuple || at! <= this.bottom()) {
-          stack.length = at!;
+          truncate(stack, at!);
           this.listUnder(op === 0x65 ? 'APPENDS' : 'ADDITEMS');
         }
-        for (let i = at!; i < stack.length; i++) this.appendTo(list as PList, stack[i]);
-        stack.length = at!;
+        const target = list as PList;
+        if (target.sink === null) {
+          // The common case (a stack's frames, say): kept as they are, but for dicts.
+          this.hold(stack.length - at!);
+          const items = target.items;
+          for (let i = at!; i < stack.length; i++) {
+            const value = stack[i];
+            if (value instanceof PDict) {
+              this.release(1);
+              this.appendTo(target, value);
+            } else items.push(value);
+          }
+        } else {
+          for (let i = at!; i < stack.length; i++) this.appendTo(target, stack[i]);
+        }
+        truncate(stack, at!);
         return q;
       }
       case 0x75: {
@@ -319,11 +356,11 @@ export class PickleMachine extends PickleState {
         if (at === undefined) this.fail('a MARK before this opcode', 'no MARK on the stack');
         const dict = stack[at! - 1];
         if (!(dict instanceof PDict) || at! <= this.bottom()) {
-          stack.length = at!;
+          truncate(stack, at!);
           this.dictUnder('SETITEMS');
         }
         this.setItems(dict as PDict, stack, at!, stack.length);
-        stack.length = at!;
+        truncate(stack, at!);
         return q;
       }
       case 0x73: {
@@ -439,4 +476,9 @@ export class PickleMachine extends PickleState {
     }
     return nl + 1;
   }
+}
+
+/** Drops the values of `stack` from `length` on (cheaper than setting `length`). */
+function truncate(stack: unknown[], length: number): void {
+  while (stack.length > length) stack.pop();
 }

@@ -15,7 +15,7 @@ import {
 } from './pickle-stream-values';
 
 /** The value a consumed slot of the memo holds. */
-const FORGOTTEN = Symbol('forgotten');
+export const FORGOTTEN = Symbol('forgotten');
 
 /** Memo slots per chunk of the memo. */
 export const MEMO_CHUNK = 1 << 16;
@@ -144,13 +144,24 @@ export class PickleState {
 
   /** Counts one more value held in a kept container. */
   protected keep(list: PList, value: unknown): void {
-    if (++this.items > this.limits.maxItems) {
-      this.limit('values in lists, tuples and dicts', this.limits.maxItems);
-    }
+    this.hold(1);
     list.items.push(value);
   }
 
+  /** Counts `n` more values held in kept containers. */
+  protected hold(n: number): void {
+    this.items += n;
+    if (this.items > this.limits.maxItems) {
+      this.limit('values in lists, tuples and dicts', this.limits.maxItems);
+    }
+  }
+
   protected appendTo(list: PList, value: unknown): void {
+    // Only a dict, or anything a list the hooks took over gets, may be consumed or replaced.
+    if (list.sink === null && !(value instanceof PDict)) {
+      this.keep(list, value);
+      return;
+    }
     const kept = this.hooks.append(list, value);
     if (kept === CONSUMED) list.consumed++;
     else this.keep(list, kept);

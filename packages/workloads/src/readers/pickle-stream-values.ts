@@ -41,9 +41,11 @@ export class PDict {
 /** What the machine calls as it builds. */
 export interface MachineHooks {
   /**
-   * `value` is appended to `list`: returns what the list keeps (`value`, or what stands for it),
-   * or {@link CONSUMED} when the list keeps nothing. A hook that consumes or replaces a container
-   * tells the machine with {@link PickleMachine.release} and {@link PickleMachine.forget}.
+   * A dict is appended to `list`, or any value to a list whose `sink` the hooks set: returns what
+   * the list keeps (`value`, or what stands for it), or {@link CONSUMED} when the list keeps
+   * nothing. A hook that consumes or replaces a container tells the machine with
+   * {@link PickleMachine.release} and {@link PickleMachine.forget}. Other values are kept as they
+   * are, without a call.
    */
   append(list: PList, value: unknown): unknown;
 }

@@ -17,7 +17,7 @@
  * way, so both go through one set of rules.
  */
 import { parseAddress } from './pointer-events';
-import { MAX_STACK_FRAMES, type StackTable } from './stack-table';
+import type { StackTable } from './stack-table';
 
 /** Entry actions, as {@link SnapshotColumns.action} codes. */
 export const Action = {
@@ -157,11 +157,7 @@ export class SnapshotColumns {
   ): number {
     if (stacks === null) return 0;
     const frames = framesOf(field(entry, 'frames'));
-    return frames === null || frames.length === 0
-      ? 0
-      : stacks.stackOf(
-          frames.length > MAX_STACK_FRAMES ? frames.slice(0, MAX_STACK_FRAMES) : frames,
-        );
+    return frames === null ? 0 : stacks.stackOf(frames);
   }
 
   private next(): number {

@@ -56,14 +56,29 @@ export interface SnapshotStreamOptions {
   readonly limits?: Partial<MachineLimits>;
 }
 
-const FRAME_KEYS = new Set(['filename', 'line', 'name']);
-
-/** Whether `dict` is a stack frame `{filename, line, name}`. */
-function isFrame(dict: PDict): boolean {
+/**
+ * The interned frame of `dict` when it is a stack frame `{filename, line, name}` (three keys, a
+ * string filename), else undefined.
+ */
+function frameOf(dict: PDict, stacks: StackTable): FrameRef | undefined {
   const pairs = dict.pairs;
-  if (pairs.length !== 6) return false;
-  for (let i = 0; i < 6; i += 2) if (!FRAME_KEYS.has(pairs[i] as string)) return false;
-  return typeof dict.get('filename') === 'string';
+  if (pairs.length !== 6) return undefined;
+  let filename: unknown;
+  let line: unknown;
+  let name: unknown;
+  for (let i = 0; i < 6; i += 2) {
+    const key = pairs[i];
+    if (key === 'filename') filename = pairs[i + 1];
+    else if (key === 'line') line = pairs[i + 1];
+    else if (key === 'name') name = pairs[i + 1];
+    else return undefined;
+  }
+  if (typeof filename !== 'string') return undefined;
+  return stacks.frameRef(
+    filename,
+    typeof line === 'number' ? line : 0,
+    typeof name === 'string' ? name : '?',
+  );
 }
 
 function field(entry: unknown, key: string): unknown {
@@ -146,14 +161,8 @@ export class SnapshotStream {
       }
       return value;
     }
-    if (isFrame(value)) {
-      const line = value.get('line');
-      const name = value.get('name');
-      const ref = this.stacks.frameRef(
-        value.get('filename') as string,
-        typeof line === 'number' ? line : 0,
-        typeof name === 'string' ? name : '?',
-      );
+    const ref = frameOf(value, this.stacks);
+    if (ref !== undefined) {
       this.machine.replace(value.memo, ref);
       this.machine.release(value.pairs.length);
       return ref;

@@ -1,16 +1,18 @@
 /**
- * Recorded stacks, each frame kept once. PyTorch shares frame dicts between trace entries, and a
- * long recording repeats the same stacks again and again, so a snapshot's stacks are kept as:
+ * Recorded stacks, each frame and each stack kept once. PyTorch shares frame dicts between trace
+ * entries, and a long recording repeats the same stacks again and again, so a snapshot's stacks are
+ * kept as:
  *
  * ```
- *  frames     StackFrame[]   each distinct {filename, line, name} once (interned)
- *  stack k    a node of a prefix tree from the outermost frame in: parent[k], frame[k]
- *             (node 0 is the empty stack); walking up from k gives the frames innermost first
+ *  frames   StackFrame[]   each distinct {filename, line, name} once (interned through maps keyed
+ *                          by the strings the pickle's memo already shares, so no key is built)
+ *  stack k  frame ids, innermost first, in one Int32Array pool: starts[k], lengths[k]; a stack
+ *           seen before is found by its hash in an open-addressing table and stored once
  * ```
  *
- * so a million allocations with 60-deep stacks cost a few bytes each beyond their distinct paths.
- * {@link StackFrames} shows a trace's stacks as the `ReadonlyMap` that {@link Trace.frames} is,
- * making each block's frames only when asked.
+ * so a million allocations with 60-deep stacks cost 4 bytes a frame for each distinct stack, and
+ * nothing for a repeated one. {@link StackFrames} shows a trace's stacks as the `ReadonlyMap` that
+ * {@link Trace.frames} is, making each block's frames only when asked.
  */
 import type { StackFrame } from '../trace';
 
@@ -29,61 +31,110 @@ function grow(array: Int32Array<ArrayBuffer>, need: number): Int32Array<ArrayBuf
   return next;
 }
 
-/** The frame table and the prefix tree of stacks. */
+/** The frame table and the distinct stacks. */
 export class StackTable {
   readonly frames: StackFrame[] = [];
-  private readonly frameIds = new Map<string, FrameRef>();
-  private parent = new Int32Array(1024);
-  private frame = new Int32Array(1024);
-  private nodes = 1;
-  private readonly children = new Map<number, number>();
+  /** filename → name → line → frame. */
+  private readonly frameIds = new Map<string, Map<string, Map<number, FrameRef>>>();
+  private pool = new Int32Array(1 << 12);
+  private poolLength = 0;
+  private starts = new Int32Array(1 << 10);
+  private lengths = new Int32Array(1 << 10);
+  private hashes = new Int32Array(1 << 10);
+  /** Stack id + 1 per slot, 0 for an empty slot. */
+  private table = new Int32Array(1 << 11);
+  /** Stacks, the empty one (id 0) included. */
+  private count = 1;
+  private readonly scratch = new Int32Array(MAX_STACK_FRAMES);
 
   /** The interned frame `{filename, line, name}`. */
   frameRef(filename: string, line: number, name: string): FrameRef {
-    const key = `${line}\u0000${filename}\u0000${name}`;
-    let ref = this.frameIds.get(key);
+    let byName = this.frameIds.get(filename);
+    if (byName === undefined) {
+      byName = new Map();
+      this.frameIds.set(filename, byName);
+    }
+    let byLine = byName.get(name);
+    if (byLine === undefined) {
+      byLine = new Map();
+      byName.set(name, byLine);
+    }
+    let ref = byLine.get(line);
     if (ref === undefined) {
       ref = new FrameRef(this.frames.length);
       this.frames.push({ filename, line, name });
-      this.frameIds.set(key, ref);
+      byLine.set(line, ref);
     }
     return ref;
   }
 
-  /** Distinct stacks (prefix-tree nodes, the empty stack included). */
+  /** Distinct stacks (the empty stack included). */
   get size(): number {
-    return this.nodes;
+    return this.count;
   }
 
   /**
-   * The stack of `frames` (innermost first; items that are no {@link FrameRef} are left out), at
-   * most {@link MAX_STACK_FRAMES} deep; 0 for an empty one.
+   * The stack of `frames` (innermost first; items that are no {@link FrameRef} are left out), its
+   * innermost {@link MAX_STACK_FRAMES} kept; 0 for an empty one.
    */
   stackOf(frames: readonly unknown[]): number {
-    let node = 0;
-    for (let i = Math.min(frames.length, MAX_STACK_FRAMES) - 1; i >= 0; i--) {
+    const ids = this.scratch;
+    let n = 0;
+    let hash = 0x811c9dc5;
+    for (let i = 0; i < frames.length && n < MAX_STACK_FRAMES; i++) {
       const ref = frames[i];
       if (!(ref instanceof FrameRef)) continue;
-      const key = node * 0x1000000 + ref.id;
-      let child = this.children.get(key);
-      if (child === undefined) {
-        child = this.nodes++;
-        this.parent = grow(this.parent, this.nodes);
-        this.frame = grow(this.frame, this.nodes);
-        this.parent[child] = node;
-        this.frame[child] = ref.id;
-        this.children.set(key, child);
-      }
-      node = child;
+      ids[n++] = ref.id;
+      hash = Math.imul(hash ^ ref.id, 0x01000193);
     }
-    return node;
+    if (n === 0) return 0;
+    const mask = this.table.length - 1;
+    let slot = hash & mask;
+    for (;;) {
+      const entry = this.table[slot]!;
+      if (entry === 0) break;
+      const id = entry - 1;
+      if (this.hashes[id] === hash && this.lengths[id] === n && this.same(id, n)) return id;
+      slot = (slot + 1) & mask;
+    }
+    const id = this.count++;
+    this.starts = grow(this.starts, this.count);
+    this.lengths = grow(this.lengths, this.count);
+    this.hashes = grow(this.hashes, this.count);
+    this.pool = grow(this.pool, this.poolLength + n);
+    this.pool.set(ids.subarray(0, n), this.poolLength);
+    this.starts[id] = this.poolLength;
+    this.lengths[id] = n;
+    this.hashes[id] = hash;
+    this.poolLength += n;
+    this.table[slot] = id + 1;
+    if (this.count * 2 > this.table.length) this.rehash();
+    return id;
   }
 
-  /** The frames of stack `node`, innermost first. */
-  framesOf(node: number): StackFrame[] {
+  /** The frames of stack `id`, innermost first. */
+  framesOf(id: number): StackFrame[] {
     const out: StackFrame[] = [];
-    for (let at = node; at > 0; at = this.parent[at]!) out.push(this.frames[this.frame[at]!]!);
+    const start = this.starts[id]!;
+    for (let i = 0; i < this.lengths[id]!; i++) out.push(this.frames[this.pool[start + i]!]!);
     return out;
+  }
+
+  private same(id: number, n: number): boolean {
+    const start = this.starts[id]!;
+    for (let i = 0; i < n; i++) if (this.pool[start + i] !== this.scratch[i]) return false;
+    return true;
+  }
+
+  private rehash(): void {
+    const table = new Int32Array(this.table.length * 2);
+    const mask = table.length - 1;
+    for (let id = 1; id < this.count; id++) {
+      let slot = this.hashes[id]! & mask;
+      while (table[slot] !== 0) slot = (slot + 1) & mask;
+      table[slot] = id + 1;
+    }
+    this.table = table;
   }
 }
 
