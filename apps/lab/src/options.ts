@@ -295,9 +295,11 @@ Options
   --seed N           seed of the built-in workloads (default 1)
   --quick            smaller built-in workloads (fewer steps, requests and operations)
   --quiet            no progress output
-  --max-input SIZE   the input limit of each trace file (default 128MiB): the most bytes read, and
-                     the most after gunzip; the event limit (2 M events) and the limits on JSON
-                     values and pickled containers scale with it. A file past a limit exits 2
+  --max-input SIZE   the input limit of each trace file: the most bytes read, and the most after
+                     gunzip (default 16GiB for a pickled snapshot, which is read as a stream and
+                     keeps only what the replay uses; 128MiB for other formats); the event limit
+                     (2 M events) and the limits on JSON values and on what a pickle holds scale
+                     with it. A file past a limit exits 2
   --device LIST      profiler traces: the devices to replay, comma-separated: all, cuda, cpu, or
                      names such as cuda:1 (default: the CUDA devices)
   --debug            on a failure, print its stack trace too
