@@ -23,7 +23,7 @@
 
 import { Random } from '../random';
 import type { UnpickledValue } from '../readers/pickle';
-import { baseSnapshotChunks, flush } from './base-snapshot';
+import { type BaseCounts, baseSnapshotChunks, flush } from './base-snapshot';
 import { CachingSimulation, type EntrySink } from './caching-simulation';
 import { checkInteger } from './check-options';
 import { ItemBatches, PickleWriter } from './pickle-writer';
@@ -91,11 +91,12 @@ interface Settings {
 }
 
 const MIN_CHUNK_BYTES = 4096;
-/** Events of the first sample that sizes a synthetic file, and the bounds of the second. */
+/** Events of the rough sample that sizes a synthetic file. */
 const FIRST_SAMPLE = 2000;
-const MAX_SAMPLE = 50_000;
-/** The second sample is about this share of the target. */
-const SAMPLE_SHARE = 1 / 50;
+/** The second sample is this share of the events guessed, within these bounds (or all of them). */
+const SAMPLE_SHARE = 1 / 20;
+const MIN_SAMPLE = 20_000;
+const MAX_SAMPLE = 200_000;
 /** Depth of the sample that sizes a base file's stacks. */
 const SAMPLE_DEPTH = 8;
 
@@ -122,26 +123,35 @@ function settingsOf(options: TorchSnapshotOptions): Settings {
   return { events, depth, sharedFrames, sharedStrings, devices, seed, base, chunkBytes };
 }
 
-/** Bytes of the snapshot `settings` make, by making it and counting. */
-function measure(settings: Settings): number {
+/** Bytes of each synthetic snapshot's trace lists (the rest is its end state and settings). */
+const traceBytes = new WeakMap<TorchSnapshotSummary, number>();
+
+/** The summary of the snapshot `settings` make, by making it and counting. */
+function measure(settings: Settings): TorchSnapshotSummary {
   const chunks = chunksOf(settings);
   let result = chunks.next();
   while (!result.done) result = chunks.next();
-  return result.value.bytes;
+  return result.value;
 }
 
 /** `settings` with the events (synthetic) or the depth (base) that come nearest `target` bytes. */
 function sized(settings: Settings, target: number): Settings {
   if (settings.base !== undefined) {
-    const flat = measure({ ...settings, depth: 0 });
-    const perLevel = (measure({ ...settings, depth: SAMPLE_DEPTH }) - flat) / SAMPLE_DEPTH;
+    const flat = measure({ ...settings, depth: 0 }).bytes;
+    const perLevel = (measure({ ...settings, depth: SAMPLE_DEPTH }).bytes - flat) / SAMPLE_DEPTH;
     return { ...settings, depth: Math.max(0, Math.round((target - flat) / perLevel)) };
   }
-  const perEvent = (events: number) => measure({ ...settings, events }) / events;
-  const first = target / perEvent(FIRST_SAMPLE);
-  const sample = Math.round(Math.min(MAX_SAMPLE, Math.max(FIRST_SAMPLE, first * SAMPLE_SHARE)));
-  const events = first <= sample ? first : target / perEvent(sample);
-  return { ...settings, events: Math.max(1, Math.round(events)) };
+  // A rough guess from a small sample, then a sample of a few per cent of it (all of it for a
+  // small file), whose cost per event leaves out the end state: that part does not grow.
+  const rough = measure({ ...settings, events: FIRST_SAMPLE });
+  const guess = (target * FIRST_SAMPLE) / rough.bytes;
+  const floor = Math.min(guess, MIN_SAMPLE);
+  const events = Math.round(Math.min(MAX_SAMPLE, Math.max(floor, guess * SAMPLE_SHARE)));
+  const sample = measure({ ...settings, events });
+  const trace = traceBytes.get(sample)!;
+  const perEvent = trace / sample.events;
+  const fixed = sample.bytes - trace;
+  return { ...settings, events: Math.max(1, Math.round((target - fixed) / perEvent)) };
 }
 
 /**
@@ -190,11 +200,11 @@ function* chunksOf(settings: Settings): Generator<Uint8Array, TorchSnapshotSumma
     sharedStrings: settings.sharedStrings,
     seed: stackSeed,
   });
-  const counts =
+  const counts: BaseCounts & { traceBytes?: number } =
     settings.base === undefined
       ? yield* syntheticChunks(settings, root, encoder)
       : yield* baseSnapshotChunks(settings.base, encoder, settings.depth, settings.chunkBytes);
-  return {
+  const summary: TorchSnapshotSummary = {
     mode: settings.base === undefined ? 'synthetic' : 'base',
     bytes: writer.bytesWritten,
     events: counts.eventsPerDevice.reduce((sum, n) => sum + n, 0),
@@ -207,11 +217,17 @@ function* chunksOf(settings: Settings): Generator<Uint8Array, TorchSnapshotSumma
     seed: settings.seed,
     codeLocations: settings.depth === 0 ? 0 : encoder.stacks.locationCount,
   };
+  if (counts.traceBytes !== undefined) traceBytes.set(summary, counts.traceBytes);
+  return summary;
 }
 
 const NO_ENTRIES: EntrySink = { entry() {} };
 
-function* syntheticChunks(settings: Settings, root: Random, encoder: SnapshotEncoder) {
+function* syntheticChunks(
+  settings: Settings,
+  root: Random,
+  encoder: SnapshotEncoder,
+): Generator<Uint8Array, BaseCounts & { traceBytes: number }> {
   const { devices, chunkBytes } = settings;
   const { writer, strings } = encoder;
   const seeds = Array.from({ length: devices }, () => root.nextUint32());
@@ -251,6 +267,7 @@ function* syntheticChunks(settings: Settings, root: Random, encoder: SnapshotEnc
   }
 
   // Second run: the same events again, written as they come.
+  const traceStart = writer.bytesWritten;
   strings.fresh('device_traces');
   writer.emptyList();
   const traces = new ItemBatches(writer, devices, false);
@@ -266,6 +283,7 @@ function* syntheticChunks(settings: Settings, root: Random, encoder: SnapshotEnc
     traces.after();
   }
 
+  const traceEnd = writer.bytesWritten;
   strings.fresh('allocator_settings');
   encoder.value(defaultAllocatorSettings(), 'allocator_settings');
   strings.fresh('external_annotations');
@@ -273,5 +291,10 @@ function* syntheticChunks(settings: Settings, root: Random, encoder: SnapshotEnc
   writer.setitems(false);
   writer.finish();
   yield* flush(writer);
-  return { eventsPerDevice: ends.map((end) => end.entries), segments: segmentCount, blocks };
+  return {
+    eventsPerDevice: ends.map((end) => end.entries),
+    segments: segmentCount,
+    blocks,
+    traceBytes: traceEnd - traceStart,
+  };
 }
