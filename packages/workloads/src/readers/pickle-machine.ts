@@ -20,7 +20,8 @@
  * offset of the opcode at fault. Opcodes that would run Python code are refused.
  */
 
-import { FORGOTTEN, MEMO_CHUNK, PickleState } from './pickle-state';
+import { FORGOTTEN } from './pickle-memo';
+import { PickleState } from './pickle-state';
 import {
   CODE_OPCODES,
   decodeLong,
@@ -115,7 +116,7 @@ export class PickleMachine extends PickleState {
     let p = from;
     const end = buf.length;
     const stack = this.stack;
-    const chunks = this.memoChunks;
+    const memo = this.memo;
     const most = this.limits.maxItems;
     try {
       while (p < end && !this.done) {
@@ -127,7 +128,7 @@ export class PickleMachine extends PickleState {
           const wide = op === 0x6a;
           if (p + (wide ? 5 : 2) <= end) {
             const index = wide ? this.view.getUint32(p + 1, true) : buf[p + 1]!;
-            const value = chunks[index >>> 16]?.[index & 0xffff];
+            const value = memo.get(index);
             if (value !== undefined && value !== FORGOTTEN) {
               stack.push(value);
               p += wide ? 5 : 2;
@@ -377,27 +378,9 @@ export class PickleMachine extends PickleState {
         this.pushValue(dict);
         return q;
       }
-      case 0x94: {
-        // MEMOIZE: the next slot, at the end of the last chunk but for every 65,536th
-        const index = this.memoNext;
-        const slots = this.memoChunks[index >>> 16];
-        const value = this.top();
-        if (
-          slots !== undefined &&
-          slots.length === (index & (MEMO_CHUNK - 1)) &&
-          index < this.limits.maxMemo &&
-          typeof value !== 'string'
-        ) {
-          slots.push(value);
-          this.memoCount++;
-          this.memoNext = index + 1;
-          if ((value instanceof PList || value instanceof PDict) && value.memo < 0)
-            value.memo = index;
-        } else {
-          this.memoPut(index, value);
-        }
+      case 0x94: // MEMOIZE
+        this.memoPut(this.memo.next, this.top());
         return q;
-      }
       case 0x71: // BINPUT
         this.need(q, 1, end, p);
         this.memoPut(buf[q]!, this.top());

@@ -4,6 +4,7 @@
  * and the chunks are {@link PickleMachine}'s.
  */
 import { TraceFormatError } from '../errors';
+import { FORGOTTEN, Memo } from './pickle-memo';
 import {
   CONSUMED,
   DEFAULT_MACHINE_LIMITS,
@@ -14,19 +15,11 @@ import {
   PList,
 } from './pickle-stream-values';
 
-/** The value a consumed slot of the memo holds. */
-export const FORGOTTEN = Symbol('forgotten');
-
-/** Memo slots per chunk of the memo. */
-export const MEMO_CHUNK = 1 << 16;
-
 /** Stack, MARKs and memo of one streamed pickle, within its limits. */
 export class PickleState {
   protected readonly stack: unknown[] = [];
   protected readonly marks: number[] = [];
-  protected readonly memoChunks: unknown[][] = [];
-  protected memoCount = 0;
-  protected memoNext = 0;
+  protected readonly memo: Memo;
   protected memoStringBytes = 0;
   protected items = 0;
   protected opAt = 0;
@@ -35,7 +28,9 @@ export class PickleState {
     private readonly name: string,
     protected readonly hooks: MachineHooks,
     readonly limits: MachineLimits = DEFAULT_MACHINE_LIMITS,
-  ) {}
+  ) {
+    this.memo = new Memo((id) => hooks.ref?.(id));
+  }
 
   /** Throws a {@link TraceFormatError} at the current opcode. */
   fail(expected: string, found: string): never {
@@ -56,12 +51,15 @@ export class PickleState {
 
   /** Clears memo slot `index` (a value the hooks consumed): getting it again is an error. */
   forget(index: number): void {
-    if (index >= 0) this.memoChunks[index >>> 16]![index & (MEMO_CHUNK - 1)] = FORGOTTEN;
+    if (index >= 0) this.memo.forget(index);
   }
 
-  /** Puts `value` in memo slot `index` in place of what is there (a value the hooks replaced). */
-  replace(index: number, value: unknown): void {
-    if (index >= 0) this.memoChunks[index >>> 16]![index & (MEMO_CHUNK - 1)] = value;
+  /**
+   * Puts the hooks' ref `id` in memo slot `index` in place of what is there (a value the hooks
+   * replaced by what {@link MachineHooks.ref} gives for `id`).
+   */
+  replaceRef(index: number, id: number): void {
+    if (index >= 0) this.memo.putRef(index, id);
   }
 
   protected decimal(text: string): number | bigint {
@@ -189,15 +187,8 @@ export class PickleState {
 
   protected memoPut(index: number, value: unknown): void {
     if (index >= this.limits.maxMemo) this.limit('memo entries', this.limits.maxMemo);
-    const chunk = index >>> 16;
-    while (this.memoChunks.length <= chunk) this.memoChunks.push([]);
-    const slots = this.memoChunks[chunk]!;
-    const at = index & (MEMO_CHUNK - 1);
-    while (slots.length < at) slots.push(undefined);
-    if (slots[at] === undefined) this.memoCount++;
-    if (this.memoCount > this.limits.maxMemo) this.limit('memo entries', this.limits.maxMemo);
-    slots[at] = value;
-    if (index >= this.memoNext) this.memoNext = index + 1;
+    this.memo.put(index, value);
+    if (this.memo.count > this.limits.maxMemo) this.limit('memo entries', this.limits.maxMemo);
     if (typeof value === 'string') {
       this.memoStringBytes += value.length;
       if (this.memoStringBytes > this.limits.maxMemoStringBytes) {
@@ -209,7 +200,7 @@ export class PickleState {
   }
 
   protected memoGet(index: number): unknown {
-    const value = this.memoChunks[index >>> 16]?.[index & (MEMO_CHUNK - 1)];
+    const value = this.memo.get(index);
     if (value === undefined) this.fail('a memo index that was stored', `index ${index}`);
     if (value === FORGOTTEN) {
       this.fail(

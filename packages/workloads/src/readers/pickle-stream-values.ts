@@ -48,6 +48,8 @@ export interface MachineHooks {
    * are, without a call.
    */
   append(list: PList, value: unknown): unknown;
+  /** What ref `id` stands for, when the hooks put refs in the memo (see `replaceRef`). */
+  ref?(id: number): unknown;
 }
 
 /** What {@link MachineHooks.append} returns for a value the list does not keep. */

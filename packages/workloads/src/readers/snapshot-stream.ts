@@ -99,7 +99,7 @@ export class SnapshotStream {
     this.maxEvents = options.maxEvents ?? DEFAULT_MAX_EVENTS;
     this.machine = new PickleMachine(
       this.name,
-      { append: (list, value) => this.append(list, value) },
+      { append: (list, value) => this.append(list, value), ref: (id) => this.stacks.refs[id] },
       { ...DEFAULT_MACHINE_LIMITS, ...options.limits },
     );
   }
@@ -163,7 +163,7 @@ export class SnapshotStream {
     }
     const ref = frameOf(value, this.stacks);
     if (ref !== undefined) {
-      this.machine.replace(value.memo, ref);
+      this.machine.replaceRef(value.memo, ref.id);
       this.machine.release(value.pairs.length);
       return ref;
     }

@@ -34,6 +34,8 @@ function grow(array: Int32Array<ArrayBuffer>, need: number): Int32Array<ArrayBuf
 /** The frame table and the distinct stacks. */
 export class StackTable {
   readonly frames: StackFrame[] = [];
+  /** The ref of each frame, by id. */
+  readonly refs: FrameRef[] = [];
   /** filename → name → line → frame. */
   private readonly frameIds = new Map<string, Map<string, Map<number, FrameRef>>>();
   private pool = new Int32Array(1 << 12);
@@ -63,6 +65,7 @@ export class StackTable {
     if (ref === undefined) {
       ref = new FrameRef(this.frames.length);
       this.frames.push({ filename, line, name });
+      this.refs.push(ref);
       byLine.set(line, ref);
     }
     return ref;
