@@ -194,6 +194,14 @@ export function plainValue(value: unknown, options: PlainOptions): unknown {
       spend(1);
       return options.frame?.(v) ?? v;
     }
+    if (v instanceof PList && v.sink !== null) {
+      // A list the hooks took over (a stack's frames, emptied once interned).
+      const stands = options.frame?.(v);
+      if (stands !== undefined) {
+        spend(1);
+        return stands;
+      }
+    }
     const done = made.get(v);
     if (done !== undefined) {
       spend(expanded.get(v) ?? 1);

@@ -17,7 +17,6 @@
  * way, so both go through one set of rules.
  */
 import { parseAddress } from './pointer-events';
-import type { StackTable } from './stack-table';
 
 /** Entry actions, as {@link SnapshotColumns.action} codes. */
 export const Action = {
@@ -49,8 +48,8 @@ export interface EntryProblem {
 /** Reads a field of an entry: a dict of the pickle machine, or a parsed JSON object. */
 export type FieldReader = (entry: unknown, key: string) => unknown;
 
-/** A stack's frames (innermost first) as the table's frame refs, from an entry's `frames`. */
-export type FramesReader = (frames: unknown) => readonly unknown[] | null;
+/** The stack of an entry's `frames` in the snapshot's stack table (0 for none). */
+export type StackReader = (frames: unknown) => number;
 
 function grow<T extends Float64Array | Int32Array | Uint8Array>(array: T, need: number): T {
   if (need <= array.length) return array;
@@ -92,14 +91,13 @@ export class SnapshotColumns {
 
   /**
    * Appends `entry`, read through `field`; its stack (allocations and out-of-memory entries only)
-   * goes into `stacks` through `framesOf`.
+   * is what `stackOf` gives for its `frames`.
    */
   add(
     entry: unknown,
     field: FieldReader,
     describe: (value: unknown) => string,
-    stacks: StackTable | null,
-    framesOf: FramesReader,
+    stackOf: StackReader,
   ): void {
     const i = this.next();
     const action = field(entry, 'action');
@@ -125,7 +123,7 @@ export class SnapshotColumns {
     if (code === Action.oom || code === Action.snapshot) {
       this.size[i] = numberOf(field(entry, 'size'));
       this.addr[i] = parseAddress(field(entry, 'addr'));
-      this.stack[i] = code === Action.oom ? this.stackOf(entry, field, stacks, framesOf) : 0;
+      this.stack[i] = code === Action.oom ? stackOf(field(entry, 'frames')) : 0;
       return;
     }
     const size = field(entry, 'size');
@@ -146,18 +144,7 @@ export class SnapshotColumns {
       });
     }
     this.stream[i] = numberOf(field(entry, 'stream')) || 0;
-    this.stack[i] = code === Action.alloc ? this.stackOf(entry, field, stacks, framesOf) : 0;
-  }
-
-  private stackOf(
-    entry: unknown,
-    field: FieldReader,
-    stacks: StackTable | null,
-    framesOf: FramesReader,
-  ): number {
-    if (stacks === null) return 0;
-    const frames = framesOf(field(entry, 'frames'));
-    return frames === null ? 0 : stacks.stackOf(frames);
+    this.stack[i] = code === Action.alloc ? stackOf(field(entry, 'frames')) : 0;
   }
 
   private next(): number {

@@ -9,11 +9,14 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, describe, expect, it } from 'vitest';
 import { TraceFormatError } from '../errors';
+import { torchSnapshotChunks } from '../generators/torch-snapshot';
 import { Random } from '../random';
 import type { Trace } from '../trace';
+import { unpickle } from './pickle';
 import { pickle } from './pickle-test-support';
 import { findTracesDir, parseTraces, readTracesStreaming } from './read-trace-file';
 import { SnapshotStream } from './snapshot-stream';
+import { parseTorchSnapshot } from './torch-snapshot';
 import { type ReadProgress, streamTraces, webGunzip } from './trace-stream';
 
 const dir = mkdtempSync(join(tmpdir(), 'allot-snapshot-stream-'));
@@ -151,6 +154,26 @@ describe('the streaming snapshot reader', () => {
     await expect(readTracesStreaming(plainCut)).rejects.toThrow(
       /cut\.pickle: byte offset \d+: expected an opcode \(STOP ends a pickle\), found the end of the file/,
     );
+  });
+
+  it('reads generated snapshots with stacks as the generic unpickler and the plain reader do', async () => {
+    // PyTorch's layout: frame dicts shared or not, one `frames` list shared between a block of the
+    // end state and its `alloc`, and between a free's two entries.
+    for (const [seed, sharedFrames, depth] of [
+      [1, 1, 8],
+      [2, 0.3, 20],
+      [3, 0, 70],
+    ] as const) {
+      const parts: Uint8Array[] = [];
+      const chunks = torchSnapshotChunks({ events: 3000, depth, sharedFrames, seed, devices: 2 });
+      for (let r = chunks.next(); !r.done; r = chunks.next()) parts.push(r.value.slice());
+      const bytes = new Uint8Array(parts.reduce((n, part) => n + part.length, 0));
+      parts.reduce((at, part) => (bytes.set(part, at), at + part.length), 0);
+      const reference = parseTorchSnapshot(unpickle(bytes), { name: 'g' }).map(essence);
+      const streamed = await streamTraces(chunked(bytes, seed, 5000), { name: 'g' });
+      expect(streamed.map(essence)).toEqual(reference);
+      expect(streamed.some((trace) => (trace.frames?.size ?? 0) > 0)).toBe(true);
+    }
   });
 
   it('reads other formats whole, within the input limit', async () => {

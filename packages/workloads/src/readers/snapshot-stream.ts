@@ -27,7 +27,7 @@ import {
   plainValue,
 } from './pickle-machine';
 import { SnapshotColumns } from './snapshot-columns';
-import { FrameRef, StackTable } from './stack-table';
+import { FrameRef, StackRef, StackTable } from './stack-table';
 
 /** What a snapshot holds, as the trace builder needs it. */
 export interface SnapshotRecords {
@@ -99,7 +99,10 @@ export class SnapshotStream {
     this.maxEvents = options.maxEvents ?? DEFAULT_MAX_EVENTS;
     this.machine = new PickleMachine(
       this.name,
-      { append: (list, value) => this.append(list, value), ref: (id) => this.stacks.refs[id] },
+      {
+        append: (list, value) => this.append(list, value),
+        ref: (id) => ((id & 1) === 1 ? this.stacks.stackRef(id >>> 1) : this.stacks.refs[id >>> 1]),
+      },
       { ...DEFAULT_MACHINE_LIMITS, ...options.limits },
     );
   }
@@ -135,7 +138,9 @@ export class SnapshotStream {
     if (traces instanceof PList && !traces.tuple) {
       devices = traces.items.map((list) =>
         list instanceof PList && !list.tuple && list.items.length === 0
-          ? ((list.sink as SnapshotColumns | null) ?? [])
+          ? list.sink instanceof SnapshotColumns
+            ? list.sink
+            : []
           : this.plain(list),
       );
     } else if (traces !== undefined) {
@@ -150,55 +155,68 @@ export class SnapshotStream {
   }
 
   private append(list: PList, value: unknown): unknown {
+    const sink = list.sink;
+    // A list the hooks took over for something else (a stack's frames) keeps what it is given.
+    if (sink !== null && !(sink instanceof SnapshotColumns)) return value;
     if (!(value instanceof PDict)) {
-      if (list.sink !== null) {
-        (list.sink as SnapshotColumns).addProblem({
-          expected: 'a trace entry dict',
-          found: machineTypeOf(value),
-        });
-        this.entries++;
-        return CONSUMED;
-      }
-      return value;
+      if (sink === null) return value;
+      sink.addProblem({ expected: 'a trace entry dict', found: machineTypeOf(value) });
+      this.entries++;
+      return CONSUMED;
     }
     const ref = frameOf(value, this.stacks);
     if (ref !== undefined) {
-      this.machine.replaceRef(value.memo, ref.id);
+      this.machine.replaceRef(value.memo, ref.id << 1);
       this.machine.release(value.pairs.length);
       return ref;
     }
     if (value.get('action') === undefined) {
-      if (list.sink === null) return value;
-      (list.sink as SnapshotColumns).addProblem({
-        expected: 'an `action` string',
-        found: 'nothing',
-      });
+      if (sink === null) return value;
+      sink.addProblem({ expected: 'an `action` string', found: 'nothing' });
       this.entries++;
       return CONSUMED;
     }
-    if (list.sink === null) {
-      const device = `${this.name} (device_traces)`;
-      list.sink = new SnapshotColumns(this.maxEvents, (n) => {
-        throw new TraceFormatError(
-          device,
-          n,
-          `at most ${this.maxEvents.toLocaleString('en-US')} events (the event limit)`,
-          'more events',
-          'event',
-        );
-      });
-    }
-    const columns = list.sink as SnapshotColumns;
-    columns.add(value, field, machineTypeOf, this.stacks, framesOfList);
+    const columns = sink ?? this.deviceColumns(list);
+    const stack = this.stackOfFrames(value.get('frames'));
+    columns.add(value, field, machineTypeOf, () => stack);
     this.entries++;
-    const frames = value.get('frames');
-    if (frames instanceof PList) {
-      this.machine.forget(frames.memo);
-      this.machine.release(frames.items.length);
-    }
     this.machine.forget(value.memo);
     this.machine.release(value.pairs.length);
     return CONSUMED;
+  }
+
+  /** New columns for `list`, a device's trace (its first entry has come). */
+  private deviceColumns(list: PList): SnapshotColumns {
+    const device = `${this.name} (device_traces)`;
+    const columns = new SnapshotColumns(this.maxEvents, (n) => {
+      throw new TraceFormatError(
+        device,
+        n,
+        `at most ${this.maxEvents.toLocaleString('en-US')} events (the event limit)`,
+        'more events',
+        'event',
+      );
+    });
+    list.sink = columns;
+    return columns;
+  }
+
+  /**
+   * The stack of an entry's `frames`: a list of frames, interned and then emptied, so that the list
+   * stands for its stack from then on (in the memo too, where a later entry may take it again:
+   * PyTorch shares one list between a block and its `alloc`); or such a list, or its ref, again.
+   */
+  private stackOfFrames(frames: unknown): number {
+    if (frames instanceof StackRef) return frames.id;
+    if (!(frames instanceof PList) || frames.tuple) return 0;
+    if (frames.sink instanceof StackRef) return frames.sink.id;
+    if (frames.sink !== null) return 0;
+    const stack = this.stacks.stackOf(frames.items);
+    frames.sink = this.stacks.stackRef(stack);
+    this.machine.release(frames.items.length);
+    frames.items.length = 0;
+    this.machine.replaceRef(frames.memo, (stack << 1) | 1);
+    return stack;
   }
 
   /** A machine value as plain values, frame refs as their frames (see {@link plainValue}). */
@@ -207,12 +225,11 @@ export class SnapshotStream {
       name: this.name,
       at: this.machine.bytesIn,
       maxVisits: this.machine.limits.maxItems,
-      frame: (ref) => (ref instanceof FrameRef ? this.stacks.frames[ref.id] : undefined),
+      frame: (ref) => {
+        if (ref instanceof FrameRef) return this.stacks.frames[ref.id];
+        const stack = ref instanceof PList ? ref.sink : ref;
+        return stack instanceof StackRef ? this.stacks.framesOf(stack.id) : undefined;
+      },
     });
   }
-}
-
-/** The frame refs of an entry's `frames` list. */
-function framesOfList(frames: unknown): readonly unknown[] | null {
-  return frames instanceof PList ? frames.items : null;
 }

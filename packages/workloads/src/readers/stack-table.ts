@@ -24,6 +24,14 @@ export class FrameRef {
   constructor(readonly id: number) {}
 }
 
+/**
+ * An interned stack, standing for a `frames` list once an entry has used it: PyTorch shares one
+ * list between a block of the end state and its `alloc`, and between a free's two entries.
+ */
+export class StackRef {
+  constructor(readonly id: number) {}
+}
+
 function grow(array: Int32Array<ArrayBuffer>, need: number): Int32Array<ArrayBuffer> {
   if (need <= array.length) return array;
   const next = new Int32Array(Math.max(need, array.length * 2));
@@ -36,6 +44,7 @@ export class StackTable {
   readonly frames: StackFrame[] = [];
   /** The ref of each frame, by id. */
   readonly refs: FrameRef[] = [];
+  private readonly stackRefs: StackRef[] = [];
   /** filename → name → line → frame. */
   private readonly frameIds = new Map<string, Map<string, Map<number, FrameRef>>>();
   private pool = new Int32Array(1 << 12);
@@ -113,6 +122,16 @@ export class StackTable {
     this.table[slot] = id + 1;
     if (this.count * 2 > this.table.length) this.rehash();
     return id;
+  }
+
+  /** The ref of stack `id`. */
+  stackRef(id: number): StackRef {
+    let ref = this.stackRefs[id];
+    if (ref === undefined) {
+      ref = new StackRef(id);
+      this.stackRefs[id] = ref;
+    }
+    return ref;
   }
 
   /** The frames of stack `id`, innermost first. */

@@ -88,8 +88,8 @@ export function parseTorchSnapshot(
     );
   }
   const deviceTraces = snapshot.device_traces;
-  const framesOf = (frames: unknown): FrameRef[] | null => {
-    if (!Array.isArray(frames)) return null;
+  const stackOf = (frames: unknown): number => {
+    if (!Array.isArray(frames)) return 0;
     const refs: FrameRef[] = [];
     for (const frame of frames) {
       if (!isDict(frame) || typeof frame.filename !== 'string') continue;
@@ -102,7 +102,7 @@ export function parseTorchSnapshot(
         ),
       );
     }
-    return refs;
+    return stacks.stackOf(refs);
   };
   const devices = Array.isArray(deviceTraces)
     ? deviceTraces.map((entries: unknown) => {
@@ -112,7 +112,7 @@ export function parseTorchSnapshot(
         });
         for (const entry of entries) {
           if (isDict(entry)) {
-            columns.add(entry, (e, key) => (e as Dict)[key], describe, stacks, framesOf);
+            columns.add(entry, (e, key) => (e as Dict)[key], describe, stackOf);
           } else {
             columns.addProblem({ expected: 'a trace entry dict', found: describe(entry) });
           }
