@@ -6,14 +6,22 @@
 import { TraceFormatError } from '../errors';
 import { FORGOTTEN, Memo } from './pickle-memo';
 import {
+  CODE_OPCODES,
   CONSUMED,
   DEFAULT_MACHINE_LIMITS,
+  latin1,
   type MachineHooks,
   type MachineLimits,
   machineTypeOf,
   PDict,
   PList,
 } from './pickle-stream-values';
+
+/** Thrown inside {@link PickleMachine.run} when the opcode at `opStart` needs `need` bytes. */
+export class Incomplete {
+  need = 0;
+}
+export const INCOMPLETE = new Incomplete();
 
 /** Stack, MARKs and memo of one streamed pickle, within its limits. */
 export class PickleState {
@@ -62,6 +70,70 @@ export class PickleState {
     if (index >= 0) this.memo.putRef(index, id);
   }
 
+  /** Fails with {@link INCOMPLETE} unless `n` bytes follow `p`'s opcode start. */
+  protected need(p: number, n: number, end: number, opStart: number): void {
+    if (p + n > end) {
+      INCOMPLETE.need = p + n - opStart;
+      throw INCOMPLETE;
+    }
+  }
+  /** The protocol 0 opcodes, whose operand is a line of text. */
+  protected lineOp(op: number, buf: Uint8Array, q: number, end: number, p: number): number {
+    if (
+      op !== 0x49 &&
+      op !== 0x4c &&
+      op !== 0x46 &&
+      op !== 0x56 &&
+      op !== 0x67 &&
+      op !== 0x70 &&
+      op !== 0x53
+    ) {
+      const code = CODE_OPCODES[op];
+      if (code !== undefined) {
+        this.fail(
+          'plain data (dict, list, tuple, str, int, float, bool, None)',
+          `opcode ${code}, which would import or call Python code`,
+        );
+      }
+      return this.fail('a pickle opcode', `byte 0x${op.toString(16).padStart(2, '0')}`);
+    }
+    const nl = buf.indexOf(0x0a, q);
+    if (nl < 0 || nl >= end) {
+      if (end - q > 4096) this.fail('a newline-terminated operand', 'a line of over 4096 bytes');
+      this.need(end, 1, end, p);
+    }
+    const line = latin1.decode(buf.subarray(q, nl));
+    const trimmed = line.trim();
+    switch (op) {
+      case 0x49: // INT
+        if (trimmed === '00') this.pushValue(false);
+        else if (trimmed === '01') this.pushValue(true);
+        else this.pushValue(this.decimal(trimmed));
+        break;
+      case 0x4c: // LONG
+        this.pushValue(this.decimal(trimmed.replace(/L$/, '')));
+        break;
+      case 0x46: {
+        // FLOAT
+        const value = Number(trimmed);
+        if (trimmed === '' || Number.isNaN(value)) {
+          this.fail('a decimal float', JSON.stringify(trimmed));
+        }
+        this.pushValue(value);
+        break;
+      }
+      case 0x56: // UNICODE
+      case 0x53: // STRING
+        this.pushValue(op === 0x53 ? trimmed.replace(/^(['"])(.*)\1$/, '$2') : line);
+        break;
+      case 0x67: // GET
+        this.pushValue(this.memoGet(this.memoIndex(trimmed)));
+        break;
+      default: // PUT
+        this.memoPut(this.memoIndex(trimmed), this.top());
+    }
+    return nl + 1;
+  }
   protected decimal(text: string): number | bigint {
     if (!/^[-+]?\d+$/.test(text)) this.fail('a decimal integer', JSON.stringify(text));
     if (text.length > this.limits.maxIntegerBytes * 3) {

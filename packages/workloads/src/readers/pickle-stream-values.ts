@@ -6,6 +6,8 @@
 import { TraceFormatError } from '../errors';
 import { dictKey, type UnpickledValue } from './pickle-values';
 
+export { CODE_OPCODES } from './pickle-values';
+
 /** A list, tuple or set of the machine. */
 export class PList {
   readonly items: unknown[] = [];
@@ -77,24 +79,6 @@ export const DEFAULT_MACHINE_LIMITS: MachineLimits = Object.freeze({
   maxMemoStringBytes: 1024 * 1024 * 1024,
   maxIntegerBytes: 1024,
 });
-
-export const CODE_OPCODES: Readonly<Record<number, string>> = {
-  99: 'GLOBAL',
-  147: 'STACK_GLOBAL',
-  82: 'REDUCE',
-  98: 'BUILD',
-  105: 'INST',
-  111: 'OBJ',
-  129: 'NEWOBJ',
-  146: 'NEWOBJ_EX',
-  80: 'PERSID',
-  81: 'BINPERSID',
-  130: 'EXT1',
-  131: 'EXT2',
-  132: 'EXT4',
-  151: 'NEXT_BUFFER',
-  152: 'READONLY_BUFFER',
-};
 
 export const utf8 = new TextDecoder('utf-8', { fatal: false });
 export const latin1 = new TextDecoder('latin1');

@@ -107,3 +107,22 @@ export function typeOf(value: UnpickledValue | undefined): string {
   if (typeof value === 'string') return `the string ${JSON.stringify(value.slice(0, 40))}`;
   return `the ${typeof value} ${String(value)}`;
 }
+
+/** Opcodes that would import or call Python code, by byte value: named in the refusal. */
+export const CODE_OPCODES: Readonly<Record<number, string>> = {
+  99: 'GLOBAL',
+  147: 'STACK_GLOBAL',
+  82: 'REDUCE',
+  98: 'BUILD',
+  105: 'INST',
+  111: 'OBJ',
+  129: 'NEWOBJ',
+  146: 'NEWOBJ_EX',
+  80: 'PERSID',
+  81: 'BINPERSID',
+  130: 'EXT1',
+  131: 'EXT2',
+  132: 'EXT4',
+  151: 'NEXT_BUFFER',
+  152: 'READONLY_BUFFER',
+};

@@ -18,7 +18,9 @@
  */
 import { PickleInput } from './pickle-input';
 import { PickleStack } from './pickle-stack';
+import { decodeLong } from './pickle-stream-values';
 import {
+  CODE_OPCODES,
   DEFAULT_UNPICKLE_LIMITS,
   newDict,
   type UnpickledValue,
@@ -96,45 +98,8 @@ const Op = {
   BYTEARRAY8: 0x96,
 } as const;
 
-/** Opcodes that would import or call Python code: named in the error so the cause is clear. */
-const CODE_OPCODES: Readonly<Record<number, string>> = {
-  99: 'GLOBAL',
-  147: 'STACK_GLOBAL',
-  82: 'REDUCE',
-  98: 'BUILD',
-  105: 'INST',
-  111: 'OBJ',
-  129: 'NEWOBJ',
-  146: 'NEWOBJ_EX',
-  80: 'PERSID',
-  81: 'BINPERSID',
-  130: 'EXT1',
-  131: 'EXT2',
-  132: 'EXT4',
-  151: 'NEXT_BUFFER',
-  152: 'READONLY_BUFFER',
-};
-
 const utf8 = new TextDecoder('utf-8', { fatal: false });
 const latin1 = new TextDecoder('latin1');
-
-/** Two's complement little-endian integer of `bytes` (Python's `LONG1`/`LONG4` payload). */
-function decodeLong(bytes: Uint8Array): number | bigint {
-  const n = bytes.length;
-  if (n === 0) return 0;
-  if (n <= 6) {
-    // Up to 48 bits: exact in a double (addresses and sizes in a snapshot are 5 or 6 bytes).
-    let value = 0;
-    for (let i = n - 1; i >= 0; i--) value = value * 256 + bytes[i]!;
-    return bytes[n - 1]! >= 0x80 ? value - 2 ** (8 * n) : value;
-  }
-  let value = 0n;
-  for (let i = bytes.length - 1; i >= 0; i--) value = (value << 8n) | BigInt(bytes[i]!);
-  if (bytes[bytes.length - 1]! >= 0x80) value -= 1n << BigInt(8 * bytes.length);
-  return value >= BigInt(Number.MIN_SAFE_INTEGER) && value <= BigInt(Number.MAX_SAFE_INTEGER)
-    ? Number(value)
-    : value;
-}
 
 /** A decimal integer: a number when it is safe, else a bigint. */
 function decodeDecimal(text: string): number | bigint {
@@ -217,13 +182,13 @@ function scalarOp(op: number, input: PickleInput, stack: PickleStack): boolean {
       stack.push(input.u16());
       return true;
     case Op.LONG1:
-      stack.push(decodeLong(input.take(input.u8())));
+      stack.push(takeLong(input, input.u8()));
       return true;
     case Op.LONG4: {
       const n = input.u32();
       const most = stack.limits.maxIntegerBytes;
       if (n > most) stack.limit('bytes in one integer', most);
-      stack.push(decodeLong(input.take(n)));
+      stack.push(takeLong(input, n));
       return true;
     }
     case Op.INT: {
@@ -410,4 +375,10 @@ function refuse(op: number, input: PickleInput): never {
     );
   }
   return input.fail('a pickle opcode', `byte 0x${op.toString(16).padStart(2, '0')}`);
+}
+
+/** The `n`-byte little-endian integer operand at the input's position (`LONG1`, `LONG4`). */
+function takeLong(input: PickleInput, n: number): number | bigint {
+  const bytes = input.take(n);
+  return decodeLong(bytes, 0, bytes.length);
 }

@@ -168,7 +168,11 @@ describe('the streaming snapshot reader', () => {
       const chunks = torchSnapshotChunks({ events: 3000, depth, sharedFrames, seed, devices: 2 });
       for (let r = chunks.next(); !r.done; r = chunks.next()) parts.push(r.value.slice());
       const bytes = new Uint8Array(parts.reduce((n, part) => n + part.length, 0));
-      parts.reduce((at, part) => (bytes.set(part, at), at + part.length), 0);
+      let at = 0;
+      for (const part of parts) {
+        bytes.set(part, at);
+        at += part.length;
+      }
       const reference = parseTorchSnapshot(unpickle(bytes), { name: 'g' }).map(essence);
       const streamed = await streamTraces(chunked(bytes, seed, 5000), { name: 'g' });
       expect(streamed.map(essence)).toEqual(reference);
