@@ -53,7 +53,9 @@ export type StackReader = (frames: unknown) => number;
 
 function grow<T extends Float64Array | Int32Array | Uint8Array>(array: T, need: number): T {
   if (need <= array.length) return array;
-  const next = new (array.constructor as new (n: number) => T)(Math.max(need, array.length * 2));
+  const next = new (array.constructor as new (n: number) => T)(
+    Math.max(need, Math.ceil(array.length * 1.5)),
+  );
   next.set(array);
   return next;
 }

@@ -81,6 +81,12 @@ function frameOf(dict: PDict, stacks: StackTable): FrameRef | undefined {
   );
 }
 
+/**
+ * Actions whose stack is kept: an allocation's (the report shows it), an out-of-memory's, and a
+ * segment's, whose list PyTorch shares with the allocation that caused it. A free's is dropped.
+ */
+const KEEPS_STACK = new Set<unknown>(['alloc', 'oom', 'segment_alloc', 'segment_map']);
+
 function field(entry: unknown, key: string): unknown {
   return (entry as PDict).get(key);
 }
@@ -177,7 +183,7 @@ export class SnapshotStream {
       return CONSUMED;
     }
     const columns = sink ?? this.deviceColumns(list);
-    const stack = this.stackOfFrames(value.get('frames'));
+    const stack = this.stackOfFrames(value.get('frames'), KEEPS_STACK.has(value.get('action')));
     columns.add(value, field, machineTypeOf, () => stack);
     this.entries++;
     this.machine.forget(value.memo);
@@ -202,16 +208,17 @@ export class SnapshotStream {
   }
 
   /**
-   * The stack of an entry's `frames`: a list of frames, interned and then emptied, so that the list
-   * stands for its stack from then on (in the memo too, where a later entry may take it again:
-   * PyTorch shares one list between a block and its `alloc`); or such a list, or its ref, again.
+   * The stack of an entry's `frames`: a list of frames, interned (or, for an entry whose stack
+   * nothing uses, `keep` false, dropped) and then emptied, so that the list stands for its stack
+   * from then on (in the memo too, where a later entry may take it again: PyTorch shares one list
+   * between a block, its `segment_alloc` and its `alloc`); or such a list, or its ref, again.
    */
-  private stackOfFrames(frames: unknown): number {
+  private stackOfFrames(frames: unknown, keep: boolean): number {
     if (frames instanceof StackRef) return frames.id;
     if (!(frames instanceof PList) || frames.tuple) return 0;
     if (frames.sink instanceof StackRef) return frames.sink.id;
     if (frames.sink !== null) return 0;
-    const stack = this.stacks.stackOf(frames.items);
+    const stack = keep ? this.stacks.stackOf(frames.items) : 0;
     frames.sink = this.stacks.stackRef(stack);
     this.machine.release(frames.items.length);
     frames.items.length = 0;

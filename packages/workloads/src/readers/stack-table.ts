@@ -6,7 +6,7 @@
  * ```
  *  frames   StackFrame[]   each distinct {filename, line, name} once (interned through maps keyed
  *                          by the strings the pickle's memo already shares, so no key is built)
- *  stack k  frame ids, innermost first, in one Int32Array pool: starts[k], lengths[k]; a stack
+ *  stack k  frame ids, innermost first, in a pool of Int32Array blocks: starts[k], lengths[k]; a stack
  *           seen before is found by its hash in an open-addressing table and stored once
  * ```
  *
@@ -18,6 +18,11 @@ import type { StackFrame } from '../trace';
 
 /** Most frames kept per stack (the innermost ones). */
 export const MAX_STACK_FRAMES = 64;
+
+/** Frame ids per block of the pool (4 MiB). */
+const POOL_BITS = 20;
+const POOL_BLOCK = 1 << POOL_BITS;
+const POOL_MASK = POOL_BLOCK - 1;
 
 /** An interned frame, as the snapshot reader hands it around: its index in the frame table. */
 export class FrameRef {
@@ -34,7 +39,7 @@ export class StackRef {
 
 function grow(array: Int32Array<ArrayBuffer>, need: number): Int32Array<ArrayBuffer> {
   if (need <= array.length) return array;
-  const next = new Int32Array(Math.max(need, array.length * 2));
+  const next = new Int32Array(Math.max(need, Math.ceil(array.length * 1.5)));
   next.set(array);
   return next;
 }
@@ -47,8 +52,10 @@ export class StackTable {
   private readonly stackRefs: StackRef[] = [];
   /** filename → name → line → frame. */
   private readonly frameIds = new Map<string, Map<string, Map<number, FrameRef>>>();
-  private pool = new Int32Array(1 << 12);
-  private poolLength = 0;
+  /** Frame ids of the stacks, in blocks that are never copied (a stack never crosses one). */
+  private readonly blocks: Int32Array[] = [new Int32Array(POOL_BLOCK)];
+  /** Where the next stack goes: block << POOL_BITS | offset. */
+  private poolEnd = 0;
   private starts = new Int32Array(1 << 10);
   private lengths = new Int32Array(1 << 10);
   private hashes = new Int32Array(1 << 10);
@@ -113,12 +120,15 @@ export class StackTable {
     this.starts = grow(this.starts, this.count);
     this.lengths = grow(this.lengths, this.count);
     this.hashes = grow(this.hashes, this.count);
-    this.pool = grow(this.pool, this.poolLength + n);
-    this.pool.set(ids.subarray(0, n), this.poolLength);
-    this.starts[id] = this.poolLength;
+    if ((this.poolEnd & POOL_MASK) + n > POOL_BLOCK) {
+      this.blocks.push(new Int32Array(POOL_BLOCK));
+      this.poolEnd = (this.blocks.length - 1) << POOL_BITS;
+    }
+    this.blocks[this.poolEnd >>> POOL_BITS]!.set(ids.subarray(0, n), this.poolEnd & POOL_MASK);
+    this.starts[id] = this.poolEnd;
     this.lengths[id] = n;
     this.hashes[id] = hash;
-    this.poolLength += n;
+    this.poolEnd += n;
     this.table[slot] = id + 1;
     if (this.count * 2 > this.table.length) this.rehash();
     return id;
@@ -138,13 +148,17 @@ export class StackTable {
   framesOf(id: number): StackFrame[] {
     const out: StackFrame[] = [];
     const start = this.starts[id]!;
-    for (let i = 0; i < this.lengths[id]!; i++) out.push(this.frames[this.pool[start + i]!]!);
+    const block = this.blocks[start >>> POOL_BITS]!;
+    const at = start & POOL_MASK;
+    for (let i = 0; i < this.lengths[id]!; i++) out.push(this.frames[block[at + i]!]!);
     return out;
   }
 
   private same(id: number, n: number): boolean {
     const start = this.starts[id]!;
-    for (let i = 0; i < n; i++) if (this.pool[start + i] !== this.scratch[i]) return false;
+    const block = this.blocks[start >>> POOL_BITS]!;
+    const at = start & POOL_MASK;
+    for (let i = 0; i < n; i++) if (block[at + i] !== this.scratch[i]) return false;
     return true;
   }
 
