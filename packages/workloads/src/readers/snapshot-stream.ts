@@ -11,8 +11,10 @@
  * The machine hands each container to the hooks here as its parent list takes it, complete. An
  * entry (a dict with an `action`) goes into its list's columns and is dropped, memo slot and all;
  * a frame dict becomes its interned {@link FrameRef}, in the memo too, so the next entry that
- * shares it gets the ref. What stays is the columns, the distinct frames and stacks, and the end
- * state's segments. Browser-safe: no Node module.
+ * shares it gets the ref; an entry's `frames` list, once used, is emptied and stands for its
+ * interned stack ({@link StackRef}), since PyTorch shares one list between a block, its
+ * `segment_alloc` and its `alloc`. What stays is the columns, the distinct frames and stacks, and
+ * the end state's segments. Browser-safe: no Node module.
  */
 import { TraceFormatError } from '../errors';
 import { DEFAULT_MAX_EVENTS } from '../trace';
