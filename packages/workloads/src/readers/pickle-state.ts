@@ -6,7 +6,6 @@
 import { TraceFormatError } from '../errors';
 import { FORGOTTEN, Memo } from './pickle-memo';
 import {
-  CODE_OPCODES,
   CONSUMED,
   DEFAULT_MACHINE_LIMITS,
   latin1,
@@ -16,6 +15,7 @@ import {
   PDict,
   PList,
 } from './pickle-stream-values';
+import { refusal } from './pickle-values';
 
 /** Thrown inside {@link PickleMachine.run} when the opcode at `opStart` needs `need` bytes. */
 export class Incomplete {
@@ -88,14 +88,7 @@ export class PickleState {
       op !== 0x70 &&
       op !== 0x53
     ) {
-      const code = CODE_OPCODES[op];
-      if (code !== undefined) {
-        this.fail(
-          'plain data (dict, list, tuple, str, int, float, bool, None)',
-          `opcode ${code}, which would import or call Python code`,
-        );
-      }
-      return this.fail('a pickle opcode', `byte 0x${op.toString(16).padStart(2, '0')}`);
+      return this.fail(...refusal(op));
     }
     const nl = buf.indexOf(0x0a, q);
     if (nl < 0 || nl >= end) {

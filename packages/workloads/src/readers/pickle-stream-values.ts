@@ -6,8 +6,6 @@
 import { TraceFormatError } from '../errors';
 import { dictKey, type UnpickledValue } from './pickle-values';
 
-export { CODE_OPCODES } from './pickle-values';
-
 /** A list, tuple or set of the machine. */
 export class PList {
   readonly items: unknown[] = [];

@@ -109,7 +109,7 @@ export function typeOf(value: UnpickledValue | undefined): string {
 }
 
 /** Opcodes that would import or call Python code, by byte value: named in the refusal. */
-export const CODE_OPCODES: Readonly<Record<number, string>> = {
+const CODE_OPCODES: Readonly<Record<number, string>> = {
   99: 'GLOBAL',
   147: 'STACK_GLOBAL',
   82: 'REDUCE',
@@ -126,3 +126,17 @@ export const CODE_OPCODES: Readonly<Record<number, string>> = {
   151: 'NEXT_BUFFER',
   152: 'READONLY_BUFFER',
 };
+
+/**
+ * What a reader says of opcode `op` that is no plain data: what it expected, and what it found
+ * (naming an opcode that would run Python code).
+ */
+export function refusal(op: number): [expected: string, found: string] {
+  const code = CODE_OPCODES[op];
+  return code !== undefined
+    ? [
+        'plain data (dict, list, tuple, str, int, float, bool, None)',
+        `opcode ${code}, which would import or call Python code`,
+      ]
+    : ['a pickle opcode', `byte 0x${op.toString(16).padStart(2, '0')}`];
+}

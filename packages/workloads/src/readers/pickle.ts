@@ -20,9 +20,9 @@ import { PickleInput } from './pickle-input';
 import { PickleStack } from './pickle-stack';
 import { decodeLong } from './pickle-stream-values';
 import {
-  CODE_OPCODES,
   DEFAULT_UNPICKLE_LIMITS,
   newDict,
+  refusal,
   type UnpickledValue,
   type UnpickleLimits,
 } from './pickle-values';
@@ -367,14 +367,7 @@ function decimal(text: string, stack: PickleStack): number | bigint {
 
 /** Fails on an opcode that is not plain data, naming those that would run Python code. */
 function refuse(op: number, input: PickleInput): never {
-  const code = CODE_OPCODES[op];
-  if (code !== undefined) {
-    input.fail(
-      'plain data (dict, list, tuple, str, int, float, bool, None)',
-      `opcode ${code}, which would import or call Python code`,
-    );
-  }
-  return input.fail('a pickle opcode', `byte 0x${op.toString(16).padStart(2, '0')}`);
+  return input.fail(...refusal(op));
 }
 
 /** The `n`-byte little-endian integer operand at the input's position (`LONG1`, `LONG4`). */
