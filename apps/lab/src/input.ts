@@ -44,11 +44,11 @@ function onDevice(trace: Trace, wanted: readonly string[]): boolean {
 
 /**
  * The input limits of one file: `--max-input` bytes, and events in proportion. Without it, the
- * readers' own defaults: a pickled snapshot streams (up to 16 GiB, memory bounded by what it
- * keeps), other formats are read whole up to 128 MiB.
+ * readers' own defaults: a pickled snapshot streams (up to 16 GiB and 8 M events per device,
+ * memory bounded by what it keeps), other formats are read whole (up to 128 MiB and 2 M events).
  */
-export function inputLimits(maxInput: number | null): { maxBytes?: number; maxEvents: number } {
-  if (maxInput === null) return { maxEvents: DEFAULT_MAX_EVENTS };
+export function inputLimits(maxInput: number | null): { maxBytes?: number; maxEvents?: number } {
+  if (maxInput === null) return {};
   return {
     maxBytes: maxInput,
     maxEvents: Math.max(1, Math.round((DEFAULT_MAX_EVENTS * maxInput) / DEFAULT_MAX_INPUT_BYTES)),

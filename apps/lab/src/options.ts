@@ -298,8 +298,9 @@ Options
   --max-input SIZE   the input limit of each trace file: the most bytes read, and the most after
                      gunzip (default 16GiB for a pickled snapshot, which is read as a stream and
                      keeps only what the replay uses; 128MiB for other formats); the event limit
-                     (2 M events) and the limits on JSON values and on what a pickle holds scale
-                     with it. A file past a limit exits 2
+                     (8 M events per device of a pickled snapshot, 2 M otherwise) and the limits
+                     on JSON values and on what a pickle holds scale with it. A file past a limit
+                     exits 2
   --device LIST      profiler traces: the devices to replay, comma-separated: all, cuda, cpu, or
                      names such as cuda:1 (default: the CUDA devices)
   --debug            on a failure, print its stack trace too
@@ -331,8 +332,11 @@ Exit status
      cannot be a folder; sizes no allocator can be given
   3  a bug in allot-lab (run again with --debug for the stack)
 
-Limits (per trace file; --max-input raises them together)
-  128 MiB read, and 128 MiB after gunzip; 2 M events per trace; 2 M JSON objects and arrays;
-  pickles: nesting 1,000 deep, 4 M containers, 24 M values held, 192 M values after memo
-  expansion, integers of 1 KiB. Within them reading stays under about 1.5 GB of memory
+Limits (per trace file; --max-input lowers or raises them together)
+  A pickled snapshot streams: 16 GiB read and after gunzip, 8 M events per device; memory follows
+  what is kept (37 bytes an entry, each distinct frame and stack once), bounded by the pickle
+  limits: 24 M values and 400 M memo entries held, strings of 64 MiB, nesting 1,000 deep in the
+  segments and settings, integers of 1 KiB. Other files: 128 MiB read, and 128 MiB after gunzip;
+  2 M events per trace; 2 M JSON objects and arrays. Within them reading a hostile file stays under
+  about 1.5 GB of memory
 `;

@@ -38,6 +38,7 @@ export {
 } from './readers/malloc-trace';
 export {
   DEFAULT_MAX_INPUT_BYTES,
+  DEFAULT_MAX_SNAPSHOT_EVENTS,
   DEFAULT_MAX_STREAM_BYTES,
   detectDecompressedFormat,
   detectTraceFormat,

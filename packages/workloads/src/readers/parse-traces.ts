@@ -37,6 +37,13 @@ export const DEFAULT_MAX_INPUT_BYTES = 128 * 1024 * 1024;
  */
 export const DEFAULT_MAX_STREAM_BYTES = 16 * 1024 * 1024 * 1024;
 
+/**
+ * Most events per trace of a pickled snapshot unless told otherwise: its entries cost 37 bytes each
+ * while read, and about a hundred more while the trace is built, so 8 M keep a replay near 1 GB
+ * (a 1 GB snapshot with 60-deep stacks holds about 2.4 M; torchtitan records 1 M per rank).
+ */
+export const DEFAULT_MAX_SNAPSHOT_EVENTS = 8_000_000;
+
 /** How much of a file's start decides its format (and, when nothing matches, fails fast). */
 export const DETECT_BYTES = 1024 * 1024;
 

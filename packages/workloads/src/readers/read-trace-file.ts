@@ -32,6 +32,7 @@ import { type ReadProgress, streamTraces } from './trace-stream';
 
 export {
   DEFAULT_MAX_INPUT_BYTES,
+  DEFAULT_MAX_SNAPSHOT_EVENTS,
   DEFAULT_MAX_STREAM_BYTES,
   detectTraceFormat,
   type ReadTraceFileOptions,

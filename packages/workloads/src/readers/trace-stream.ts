@@ -11,9 +11,10 @@
  * ```
  */
 import { TraceFormatError } from '../errors';
-import { DEFAULT_MAX_EVENTS, type Trace } from '../trace';
+import type { Trace } from '../trace';
 import {
   DEFAULT_MAX_INPUT_BYTES,
+  DEFAULT_MAX_SNAPSHOT_EVENTS,
   DEFAULT_MAX_STREAM_BYTES,
   inputLimitError,
   machineLimits,
@@ -73,15 +74,9 @@ export async function streamTraces(
   const totalBytes = options.totalBytes ?? null;
   let bytesRead = 0;
   let bytesDecoded = 0;
-  let stream: SnapshotStream | null = null;
+  let entries = 0;
   const report = (done: boolean) =>
-    options.onProgress?.({
-      bytesRead,
-      totalBytes,
-      bytesDecoded,
-      events: stream?.entries ?? 0,
-      done,
-    });
+    options.onProgress?.({ bytesRead, totalBytes, bytesDecoded, events: entries, done });
   const source = chunks[Symbol.asyncIterator]();
   async function* counted(first: Uint8Array | null): AsyncGenerator<Uint8Array> {
     if (first !== null) yield first;
@@ -127,8 +122,12 @@ export async function streamTraces(
           name,
         });
       }
-      const maxEvents = options.maxEvents ?? DEFAULT_MAX_EVENTS;
-      stream = new SnapshotStream({ name, maxEvents, limits: machineLimits(options.maxBytes) });
+      const maxEvents = options.maxEvents ?? DEFAULT_MAX_SNAPSHOT_EVENTS;
+      let stream: SnapshotStream | null = new SnapshotStream({
+        name,
+        maxEvents,
+        limits: machineLimits(options.maxBytes),
+      });
       let chunk: Uint8Array | null = data;
       while (chunk !== null) {
         bytesDecoded += chunk.length;
@@ -136,12 +135,16 @@ export async function streamTraces(
           inputLimitError(name, maxStream, maxStream, 'of data after decompression');
         }
         stream.push(chunk);
+        entries = stream.entries;
         report(false);
         if (stream.complete) break;
         const next = await iterator.next();
         chunk = next.done ? null : next.value;
       }
-      const traces = snapshotTraces(stream.end(), { name, maxEvents });
+      const records = stream.end();
+      // The pickle machine (its memo above all) is garbage from here, while the traces are built.
+      stream = null;
+      const traces = snapshotTraces(records, { name, maxEvents });
       report(true);
       return requireSnapshotTraces(traces, name);
     } finally {
