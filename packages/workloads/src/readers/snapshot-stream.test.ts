@@ -133,6 +133,25 @@ describe('the streaming snapshot reader', () => {
     expect(trace!.frames?.get(0)).toBe(trace!.frames?.get(2));
   });
 
+  it('gives a block live throughout the window the stack the end state records for it', async () => {
+    const weights = { filename: 'model.py', line: 12, name: 'Model.__init__' };
+    const snapshot = snapshotWithStacks(4);
+    const segment = (snapshot.segments as Record<string, unknown>[])[0]!;
+    segment.blocks = [
+      {
+        address: (1 << 30) + 2 ** 23,
+        size: 2 ** 21,
+        requested_size: 2 ** 21,
+        state: 'active_allocated',
+        frames: [weights, FRAME_B],
+      },
+    ];
+    const [trace] = await streamTraces(chunked(pickle(snapshot), 6, 300), { name: 'w' });
+    expect(trace!.meta.preexistingBlocks).toBe(1);
+    expect(trace!.frames?.get(0)).toEqual([weights, FRAME_B]);
+    expect(trace!.frames?.get(1)).toEqual([FRAME_A, FRAME_B]);
+  });
+
   it('undoes gzip with node:zlib and with DecompressionStream alike, and reports progress', async () => {
     const file = join(dir, 's.pickle.gz');
     writeFileSync(file, gzipSync(bytes));

@@ -88,22 +88,7 @@ export function parseTorchSnapshot(
     );
   }
   const deviceTraces = snapshot.device_traces;
-  const stackOf = (frames: unknown): number => {
-    if (!Array.isArray(frames)) return 0;
-    const refs: FrameRef[] = [];
-    for (const frame of frames) {
-      if (!isDict(frame) || typeof frame.filename !== 'string') continue;
-      const line = numberOf(frame.line);
-      refs.push(
-        stacks.frameRef(
-          frame.filename,
-          Number.isFinite(line) ? line : 0,
-          typeof frame.name === 'string' ? frame.name : '?',
-        ),
-      );
-    }
-    return stacks.stackOf(refs);
-  };
+  const stackOf = (frames: unknown): number => plainStack(stacks, frames);
   const devices = Array.isArray(deviceTraces)
     ? deviceTraces.map((entries: unknown) => {
         if (!Array.isArray(entries)) return entries;
@@ -129,6 +114,24 @@ export function parseTorchSnapshot(
     },
     options,
   );
+}
+
+/** The stack of `frames`, plain `{filename, line, name}` dicts innermost first (0 for none). */
+function plainStack(stacks: StackTable, frames: unknown): number {
+  if (!Array.isArray(frames)) return 0;
+  const refs: FrameRef[] = [];
+  for (const frame of frames) {
+    if (!isDict(frame) || typeof frame.filename !== 'string') continue;
+    const line = numberOf(frame.line);
+    refs.push(
+      stacks.frameRef(
+        frame.filename,
+        Number.isFinite(line) ? line : 0,
+        typeof frame.name === 'string' ? frame.name : '?',
+      ),
+    );
+  }
+  return stacks.stackOf(refs);
 }
 
 /**
@@ -298,7 +301,7 @@ function deviceTrace(columns: SnapshotColumns, context: DeviceContext): Trace | 
     }
   }
   if (events.length === 0) return null;
-  const endSegments = readSegments(context.segments, context.device);
+  const endSegments = readSegments(context.segments, context.device, context.stacks);
   const start = startState(events, endSegments, segmentEvents);
   // Reserved bytes when the window began: what the segments list holds at the end minus the
   // growth inside the window; without a segments list, the least that keeps the sum non-negative.
@@ -323,7 +326,17 @@ function deviceTrace(columns: SnapshotColumns, context: DeviceContext): Trace | 
   const recordedSegments: RecordedSegment[] = segmentEvents
     .filter((event) => event.grow)
     .map((event) => ({ event: leading + event.at, size: event.size }));
-  const frames = blockStacks(trace, leading, stackOfEvent, context.stacks);
+  // Blocks live throughout the window have the stacks the end state gives them.
+  const endStacks = new Map<number, number>();
+  for (const segment of endSegments) {
+    for (const block of segment.blocks) {
+      if (block.active && block.stack > 0) endStacks.set(block.address, block.stack);
+    }
+  }
+  const leadingStacks = events
+    .preexistingBlocks()
+    .map((block) => endStacks.get(block.address) ?? 0);
+  const frames = blockStacks(trace, leadingStacks, stackOfEvent, context.stacks);
   return {
     ...trace,
     ...(typeof start === 'string' ? {} : { start }),
@@ -334,23 +347,24 @@ function deviceTrace(columns: SnapshotColumns, context: DeviceContext): Trace | 
 }
 
 /**
- * The stacks of a built trace's blocks: `stackOfEvent[i]` is the stack of pointer event `i`, which
- * became trace event `leading + i`; allocation events take block ids in order.
+ * The stacks of a built trace's blocks: `leadingStacks[b]` is the stack of block `b` live at the
+ * start (its leading allocation), and `stackOfEvent[i]` the stack of pointer event `i`, which became
+ * trace event `leadingStacks.length + i`; allocation events take block ids in order.
  */
 function blockStacks(
   trace: Trace,
-  leading: number,
+  leadingStacks: readonly number[],
   stackOfEvent: readonly number[],
   stacks: StackTable,
 ): StackFrames | null {
-  if (stackOfEvent.length === 0) return null;
+  if (stackOfEvent.length === 0 && !leadingStacks.some((stack) => stack > 0)) return null;
+  const leading = leadingStacks.length;
   const byBlock = new Int32Array(trace.allocCount);
   let block = -1;
   for (let i = 0; i < trace.length; i++) {
     if (trace.kind[i] !== 0) continue;
     block++;
-    if (i < leading) continue;
-    const stack = stackOfEvent[i - leading];
+    const stack = i < leading ? leadingStacks[i] : stackOfEvent[i - leading];
     if (stack !== undefined) byBlock[block] = stack;
   }
   return new StackFrames(stacks, byBlock);
@@ -395,14 +409,21 @@ interface EndSegment {
   readonly pool: 'small' | 'large';
   readonly stream: number;
   readonly expandable: boolean;
-  readonly blocks: readonly { address: number; size: number; requested: number; active: boolean }[];
+  readonly blocks: readonly {
+    address: number;
+    size: number;
+    requested: number;
+    active: boolean;
+    /** The block's stack (its allocation's), 0 for none. */
+    stack: number;
+  }[];
 }
 
 /** PyTorch's small-pool segment size (`kSmallBuffer`): a 2 MiB segment holds small blocks. */
 const SMALL_SEGMENT = 2 ** 21;
 
 /** The end state's segments of `device` (those with malformed fields left out). */
-function readSegments(segments: unknown, device: number): EndSegment[] {
+function readSegments(segments: unknown, device: number, stacks: StackTable): EndSegment[] {
   if (!Array.isArray(segments)) return [];
   const out: EndSegment[] = [];
   for (const segment of segments) {
@@ -423,6 +444,7 @@ function readSegments(segments: unknown, device: number): EndSegment[] {
           size: blockSize,
           requested: Number.isSafeInteger(requested) && requested > 0 ? requested : blockSize,
           active: typeof block.state === 'string' && block.state.startsWith('active'),
+          stack: plainStack(stacks, block.frames),
         });
       }
     }
