@@ -134,7 +134,8 @@ export function formatWorkload(workload: WorkloadResult): string {
 function holderLines(workload: WorkloadResult): string[] {
   const peak = workload.explain?.peak;
   if (peak === undefined || peak.bySource.length === 0) return [];
-  const cells = peak.bySource.map((holder) => [
+  const cells = peak.bySource.map((holder, i) => [
+    `${i + 1}.`,
     formatBytes(holder.bytes),
     formatPercent(peak.liveBytes > 0 ? holder.bytes / peak.liveBytes : 0),
     `${formatCount(holder.blocks)} block${holder.blocks === 1 ? '' : 's'}`,
