@@ -21,6 +21,7 @@
  */
 
 import { FORGOTTEN } from './pickle-memo';
+import { readSmallDict, type SmallDict, smallDict } from './pickle-small-dict';
 import { INCOMPLETE, PickleState } from './pickle-state';
 import {
   decodeLong,
@@ -56,8 +57,12 @@ export class PickleMachine extends PickleState {
   /** Bytes taken so far. */
   bytesIn = 0;
 
+  /** The small-dict fast path's scratch, when the hooks take small dicts. */
+  private readonly small: SmallDict | null;
+
   constructor(name: string, hooks: MachineHooks, limits?: MachineLimits) {
     super(name, hooks, limits);
+    this.small = hooks.smallDict !== undefined ? smallDict() : null;
   }
 
   /** Whether STOP was read. */
@@ -110,6 +115,7 @@ export class PickleMachine extends PickleState {
     const stack = this.stack;
     const memo = this.memo;
     const most = this.limits.maxItems;
+    const small = this.small;
     try {
       while (p < end && !this.done) {
         // The opcodes that make most of a snapshot's bytes, inline: a memo reference (a shared
@@ -131,6 +137,12 @@ export class PickleMachine extends PickleState {
           stack.push(buf[p + 1]!);
           p += 2;
           continue;
+        } else if (op === 0x7d && small !== null) {
+          const next = readSmallDict(buf, this.view, p, end, memo, small);
+          if (next >= 0 && this.commitSmallDict(small)) {
+            p = next;
+            continue;
+          }
         }
         this.opAt = base + p;
         p = this.step(buf, p, end);

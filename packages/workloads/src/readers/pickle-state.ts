@@ -5,6 +5,7 @@
  */
 import { TraceFormatError } from '../errors';
 import { FORGOTTEN, Memo } from './pickle-memo';
+import type { SmallDict } from './pickle-small-dict';
 import {
   CONSUMED,
   DEFAULT_MACHINE_LIMITS,
@@ -262,6 +263,35 @@ export class PickleState {
     } else if (value instanceof PList || value instanceof PDict) {
       if (value.memo < 0) value.memo = index;
     }
+  }
+
+  /**
+   * Commits the small dict at the opcode being run (see `pickle-small-dict.ts`), when the hooks
+   * intern it and the memo has room: its slot takes the hooks' ref, its new strings the slots after
+   * it, and the ref goes on the stack. Returns whether it did; when not, nothing changed.
+   */
+  protected commitSmallDict(dict: SmallDict): boolean {
+    const hook = this.hooks.smallDict;
+    const strings = dict.strings;
+    const index = this.memo.next;
+    const slots = 1 + strings.length;
+    let bytes = 0;
+    for (const text of strings) bytes += text.length;
+    if (
+      hook === undefined ||
+      this.stack.length >= this.limits.maxItems ||
+      index + slots > this.limits.maxMemo ||
+      this.memo.count + slots > this.limits.maxMemo ||
+      this.memoStringBytes + bytes > this.limits.maxMemoStringBytes
+    ) {
+      return false;
+    }
+    const id = hook(dict.pairs, dict.size);
+    if (id < 0) return false;
+    this.memo.putRef(index, id);
+    for (let i = 0; i < strings.length; i++) this.memoPut(index + 1 + i, strings[i]);
+    this.stack.push(this.hooks.ref?.(id));
+    return true;
   }
 
   protected memoGet(index: number): unknown {

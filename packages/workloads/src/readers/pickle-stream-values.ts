@@ -50,6 +50,12 @@ export interface MachineHooks {
   append(list: PList, value: unknown): unknown;
   /** What ref `id` stands for, when the hooks put refs in the memo (see `replaceRef`). */
   ref?(id: number): unknown;
+  /**
+   * A small dict written anew (see `pickle-small-dict.ts`), its keys and values alternating in
+   * `pairs[0, 2 × size)`: the ref that stands for it (it is then never built), or -1 to have it
+   * built as usual.
+   */
+  smallDict?(pairs: readonly unknown[], size: number): number;
 }
 
 /** What {@link MachineHooks.append} returns for a value the list does not keep. */

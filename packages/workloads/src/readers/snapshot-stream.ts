@@ -59,12 +59,15 @@ export interface SnapshotStreamOptions {
 }
 
 /**
- * The interned frame of `dict` when it is a stack frame `{filename, line, name}` (three keys, a
- * string filename), else undefined.
+ * The interned frame of a dict's keys and values (alternating in `pairs[0, 2 × size)`) when it is a
+ * stack frame `{filename, line, name}` (three keys, a string filename), else undefined.
  */
-function frameOf(dict: PDict, stacks: StackTable): FrameRef | undefined {
-  const pairs = dict.pairs;
-  if (pairs.length !== 6) return undefined;
+function frameOf(
+  pairs: readonly unknown[],
+  size: number,
+  stacks: StackTable,
+): FrameRef | undefined {
+  if (size !== 3) return undefined;
   let filename: unknown;
   let line: unknown;
   let name: unknown;
@@ -110,6 +113,10 @@ export class SnapshotStream {
       {
         append: (list, value) => this.append(list, value),
         ref: (id) => ((id & 1) === 1 ? this.stacks.stackRef(id >>> 1) : this.stacks.refs[id >>> 1]),
+        smallDict: (pairs, size) => {
+          const ref = frameOf(pairs, size, this.stacks);
+          return ref === undefined ? -1 : ref.id << 1;
+        },
       },
       { ...DEFAULT_MACHINE_LIMITS, ...options.limits },
     );
@@ -172,7 +179,7 @@ export class SnapshotStream {
       this.entries++;
       return CONSUMED;
     }
-    const ref = frameOf(value, this.stacks);
+    const ref = frameOf(value.pairs, value.size, this.stacks);
     if (ref !== undefined) {
       this.machine.replaceRef(value.memo, ref.id << 1);
       this.machine.release(value.pairs.length);
