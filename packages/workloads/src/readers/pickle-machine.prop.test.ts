@@ -6,6 +6,8 @@
  *
  * Runs: FC_NUM_RUNS per property (default 200); seeded (FC_SEED overrides, FC_PATH replays).
  */
+
+import { assertYielding } from '@allot/testkit';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { TraceFormatError } from '../errors';
@@ -64,8 +66,8 @@ const values = fc.letrec((tie) => ({
 })).value;
 
 describe('the streaming pickle machine', () => {
-  it('reads arbitrary opcode sequences as unpickle does, wherever the chunks end', () => {
-    fc.assert(
+  it('reads arbitrary opcode sequences as unpickle does, wherever the chunks end', async () => {
+    await assertYielding(
       fc.property(pickles, cuts, (bytes, chunks) => {
         const expected = outcome(bytes, []);
         expect(outcome(bytes, chunks)).toEqual(expected);
@@ -80,8 +82,8 @@ describe('the streaming pickle machine', () => {
     );
   });
 
-  it('reads pickled plain values, with memo references, in chunks of any length', () => {
-    fc.assert(
+  it('reads pickled plain values, with memo references, in chunks of any length', async () => {
+    await assertYielding(
       fc.property(values, cuts, (value, chunks) => {
         const bytes = pickle(value);
         const read = outcome(bytes, chunks);

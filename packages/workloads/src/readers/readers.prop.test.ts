@@ -9,6 +9,7 @@
  * overrides it, FC_PATH replays a failure) so the default test run is the same every time.
  */
 import { gzipSync } from 'node:zlib';
+import { assertYielding } from '@allot/testkit';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { TraceFormatError } from '../errors';
@@ -86,8 +87,8 @@ const formats: (TraceFormat | undefined)[] = [undefined, ...TRACE_FORMATS];
 describe.each(formats.map((format) => [format ?? 'detected', format] as const))(
   'reading as %s',
   (_, format) => {
-    it('arbitrary bytes end in traces or a TraceFormatError', () => {
-      fc.assert(
+    it('arbitrary bytes end in traces or a TraceFormatError', async () => {
+      await assertYielding(
         fc.property(fc.uint8Array({ maxLength: 2048 }), fc.boolean(), (bytes, gzip) => {
           readsSafely(gzip ? gzipSync(bytes) : bytes, format);
         }),
@@ -95,9 +96,9 @@ describe.each(formats.map((format) => [format ?? 'detected', format] as const))(
       );
     });
 
-    it('mutated files of every format end in traces or a TraceFormatError', () => {
+    it('mutated files of every format end in traces or a TraceFormatError', async () => {
       const seeds = fc.constantFrom(...Object.values(SEEDS).map(bytesOf));
-      fc.assert(
+      await assertYielding(
         fc.property(seeds.chain(mutated), fc.boolean(), (bytes, gzip) => {
           readsSafely(gzip ? gzipSync(bytes) : bytes, format);
         }),
@@ -105,9 +106,9 @@ describe.each(formats.map((format) => [format ?? 'detected', format] as const))(
       );
     });
 
-    it('damaged gzip streams end in a TraceFormatError', () => {
+    it('damaged gzip streams end in a TraceFormatError', async () => {
       const seeds = fc.constantFrom(...Object.values(SEEDS).map((seed) => gzipSync(bytesOf(seed))));
-      fc.assert(
+      await assertYielding(
         fc.property(seeds.chain(mutated), (bytes) => readsSafely(bytes, format)),
         parameters,
       );
@@ -116,8 +117,8 @@ describe.each(formats.map((format) => [format ?? 'detected', format] as const))(
 );
 
 describe('the pickle reader', () => {
-  it('opcode sequences end in a value or a TraceFormatError', () => {
-    fc.assert(
+  it('opcode sequences end in a value or a TraceFormatError', async () => {
+    await assertYielding(
       fc.property(pickles, fc.boolean(), (bytes, gzip) => {
         readsSafely(gzip ? gzipSync(bytes) : bytes, undefined);
         try {
