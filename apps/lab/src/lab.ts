@@ -110,11 +110,12 @@ function replayRows(
   );
   const recordedConf = trace.meta.torchAllocConf;
   if (typeof recordedConf !== 'string') {
-    // A profiler trace records PyTorch's figures but not its settings: the defaults stand in.
+    // A profiler trace, or a snapshot of PyTorch before about 2.1, records PyTorch's figures but
+    // not its settings: the defaults stand in, and the fidelity line says they were assumed.
     const defaults = base.find((row) => row.config === '');
-    return trace.meta.format === 'torch-profiler' && defaults
-      ? { extraRows, recordedRow: defaults.name }
-      : { extraRows };
+    const recorded =
+      trace.meta.format === 'torch-profiler' || trace.meta.format === 'torch-snapshot';
+    return recorded && defaults ? { extraRows, recordedRow: defaults.name } : { extraRows };
   }
   let settings: AllocatorSettings;
   try {

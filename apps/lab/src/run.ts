@@ -34,18 +34,27 @@ export interface TorchFigures {
 
 /**
  * How faithfully the row with the recording's own settings replays it: peak reserved (starting state
- * included, as `reserved_bytes.all.peak`) and the segment decisions inside the window, matched in
+ * included, as the window's own peak) and the segment decisions inside the window, matched in
  * order (a longest common subsequence of sizes, so one extra decision does not shift all the rest).
  */
 export interface Fidelity {
   readonly allocator: string;
   readonly config: string;
-  /** The settings were not recorded (profiler traces): PyTorch's defaults were assumed. */
+  /**
+   * The settings were not recorded (profiler traces, snapshots of PyTorch before about 2.1):
+   * PyTorch's defaults were assumed.
+   */
   readonly assumedSettings: boolean;
+  /**
+   * What the recorded peak is: a snapshot's, the reserved bytes at the start of its window plus
+   * the segment decisions in it (the peak within the window); a profiler trace's, its largest
+   * `Total Reserved`.
+   */
+  readonly recordedPeakSource: 'window' | 'total-reserved';
   readonly recordedPeakReservedBytes: number;
   readonly predictedPeakReservedBytes: number;
-  /** `(predicted − recorded) / recorded`. */
-  readonly error: number;
+  /** `(predicted − recorded) / recorded`; null when nothing was recorded reserved (0 bytes). */
+  readonly error: number | null;
   /** The segment decisions inside the window, when the recording states them (snapshots). */
   readonly segments?: SegmentFidelity;
 }
@@ -180,6 +189,7 @@ export function runWorkloads(
             figures.peakReservedBytes,
             trace.recordedSegments,
             figures.allocConf === undefined,
+            trace.meta.format === 'torch-profiler' ? 'total-reserved' : 'window',
           )
         : undefined;
     const torch = figures && fidelity ? { ...figures, fidelity } : figures;
@@ -214,14 +224,16 @@ export function fidelityOf(
   recordedPeak: number,
   recordedSegments: readonly RecordedSegment[] | undefined,
   assumedSettings = false,
+  recordedPeakSource: Fidelity['recordedPeakSource'] = 'window',
 ): Fidelity {
   return {
     allocator: row.allocator,
     config: row.config ?? '',
     assumedSettings,
+    recordedPeakSource,
     recordedPeakReservedBytes: recordedPeak,
     predictedPeakReservedBytes: row.peakReservedBytes,
-    error: recordedPeak > 0 ? (row.peakReservedBytes - recordedPeak) / recordedPeak : 0,
+    error: recordedPeak > 0 ? (row.peakReservedBytes - recordedPeak) / recordedPeak : null,
     ...(recordedSegments !== undefined
       ? { segments: segmentFidelity(recordedSegments, row.segments?.sizes ?? []) }
       : {}),

@@ -150,14 +150,26 @@ function holderLines(workload: WorkloadResult): string[] {
 
 /** How faithfully the recorded settings replay: peak reserved and PyTorch's segment decisions. */
 export function fidelityLines(f: Fidelity): string[] {
-  const sign = f.error >= 0 ? '+' : '−';
+  const recorded =
+    f.recordedPeakSource === 'total-reserved'
+      ? 'the largest Total Reserved'
+      : 'the peak within the recorded window';
+  const error =
+    f.error === null
+      ? 'no reserved bytes were recorded, so there is no error to state'
+      : `error ${f.error >= 0 ? '+' : '−'}${formatPercent(Math.abs(f.error))}`;
   const lines = [
-    `  fidelity: ${f.allocator} replays ${f.assumedSettings ? "PyTorch's defaults (the trace does not record its settings)" : `the recorded settings (PYTORCH_CUDA_ALLOC_CONF='${f.config}')`}`,
+    `  fidelity: ${f.allocator} replays ${f.assumedSettings ? "PyTorch's defaults (the recording does not state its settings)" : `the recorded settings (PYTORCH_CUDA_ALLOC_CONF='${f.config}')`}`,
     `    peak reserved: predicted ${formatBytes(f.predictedPeakReservedBytes)}, recorded ` +
-      `${formatBytes(f.recordedPeakReservedBytes)} (${f.assumedSettings ? 'the largest Total Reserved' : 'reserved_bytes.all.peak'}): error ${sign}${formatPercent(Math.abs(f.error))}`,
+      `${formatBytes(f.recordedPeakReservedBytes)} (${recorded}): ${error}`,
   ];
   const s = f.segments;
-  if (s) {
+  if (s && s.recorded === 0) {
+    lines.push(
+      `    segment decisions in the window: PyTorch none recorded, ours ${formatCount(s.predicted)} ` +
+        `(${formatBytes(s.predictedBytes)}): nothing to match`,
+    );
+  } else if (s) {
     lines.push(
       `    segment decisions in the window: PyTorch ${formatCount(s.recorded)} (${formatBytes(s.recordedBytes)}), ` +
         `ours ${formatCount(s.predicted)} (${formatBytes(s.predictedBytes)}); ${formatCount(s.matched)} of ` +
@@ -168,7 +180,9 @@ export function fidelityLines(f: Fidelity): string[] {
       d
         ? `    first difference: decision ${formatCount(d.index + 1)}, at event ${formatCount(d.event + 1)}: ` +
             `PyTorch ${formatBytes(d.recordedSize)}, ours ${d.predictedSize === null ? 'none' : formatBytes(d.predictedSize)}`
-        : '    every segment decision is the same, in the same order',
+        : s.predicted > s.recorded
+          ? `    PyTorch's decisions all match, in order; ours add ${formatCount(s.predicted - s.recorded)} more`
+          : '    every segment decision is the same, in the same order',
     );
   }
   return lines;
