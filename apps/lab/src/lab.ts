@@ -254,7 +254,8 @@ function tuneCommand(trace: Trace, options: LabOptions, io: LabIo): number {
   const result = tune(trace, {
     ...(options.memory !== null ? { memory: options.memory } : {}),
     ...(options.fraction !== null ? { fraction: options.fraction } : {}),
-    onProgress: (n, config) => progress.update(n, 60, config === '' ? 'defaults' : config),
+    onProgress: (n, config) =>
+      progress.update(n, null, `settings tried: ${config === '' ? 'defaults' : config}`),
   });
   progress.done();
   const conf = result.best.config;
@@ -332,7 +333,7 @@ function reportTuning(trace: Trace, options: LabOptions, io: LabIo): { tuning?: 
   const tuning = tune(trace, {
     ...(options.memory !== null ? { memory: options.memory } : {}),
     ...(options.fraction !== null ? { fraction: options.fraction } : {}),
-    onProgress: (n) => progress.update(n, 60, `${trace.name}: tune for the report`),
+    onProgress: (n) => progress.update(n, null, `settings tried: ${trace.name}, for the report`),
   });
   progress.done();
   return { tuning };

@@ -30,6 +30,24 @@ describe('progressReporter', () => {
     }
   });
 
+  it('counts a search of unknown length without claiming a total', () => {
+    const tty = new Sink();
+    tty.isTTY = true;
+    tty.columns = 80;
+    const onTerminal = progressReporter({ stream: tty as unknown as NodeJS.WriteStream });
+    onTerminal.update(7, null, 'settings tried: defaults');
+    expect(tty.text).toMatch(/^\r7 so far [\d.]+s settings tried: defaults/);
+    expect(tty.text).not.toMatch(/█|░|\/60/);
+    const log = new Sink();
+    const inLog = progressReporter({ stream: log as unknown as NodeJS.WriteStream });
+    inLog.update(1, null, 'settings tried: a');
+    inLog.update(2, null, 'settings tried: b');
+    expect(log.text.trim().split('\n')).toEqual([
+      expect.stringMatching(/^\[1\] settings tried: a/),
+      expect.stringMatching(/^\[2\] settings tried: b/),
+    ]);
+  });
+
   it('without a terminal, numbers each cell once', () => {
     const sink = new Sink();
     const progress = progressReporter({ stream: sink as unknown as NodeJS.WriteStream });

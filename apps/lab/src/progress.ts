@@ -3,9 +3,9 @@
  * when quiet. stdout stays free for the tables or `--json`.
  */
 
-/** Reports progress of a run of `total` steps. */
+/** Reports progress of a run of `total` steps (null: a search whose length is not known). */
 export interface ProgressReporter {
-  update(done: number, total: number, label: string): void;
+  update(done: number, total: number | null, label: string): void;
   /** Clears the bar (terminal) before the results are printed. */
   done(): void;
 }
@@ -35,12 +35,15 @@ export function progressReporter(
     update(done, total, label) {
       const seconds = ((performance.now() - started) / 1000).toFixed(1);
       if (tty) {
-        const filled = total === 0 ? BAR_WIDTH : Math.round((done / total) * BAR_WIDTH);
-        const bar = `${'█'.repeat(filled)}${'░'.repeat(BAR_WIDTH - filled)}`;
-        const line = `${bar} ${done}/${total} ${seconds}s ${label}`;
+        const count = total === null ? `${done} so far` : `${done}/${total}`;
+        const filled =
+          total === null ? 0 : total === 0 ? BAR_WIDTH : Math.round((done / total) * BAR_WIDTH);
+        const bar = total === null ? '' : `${'█'.repeat(filled)}${'░'.repeat(BAR_WIDTH - filled)} `;
+        const line = `${bar}${count} ${seconds}s ${label}`;
         stream.write(`\r${line.slice(0, width()).padEnd(width())}`);
-      } else if (label !== lastLabel && done < total) {
-        stream.write(`[${done + 1}/${total}] ${label} (${seconds}s)\n`);
+      } else if (label !== lastLabel && (total === null || done < total)) {
+        const count = total === null ? `${done}` : `${done + 1}/${total}`;
+        stream.write(`[${count}] ${label} (${seconds}s)\n`);
       }
       lastLabel = label;
     },
