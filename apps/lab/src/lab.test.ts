@@ -1,7 +1,6 @@
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { cachingPool } from '@allot/caching';
 import { toTorchSnapshotPickle, withStats } from '@allot/stats';
@@ -16,14 +15,7 @@ import {
 import { describe, expect, it } from 'vitest';
 import { lab } from './lab';
 import { EXIT_BAD_INPUT, EXIT_FAILED_ALLOCATIONS, EXIT_OK } from './options';
-
-class Capture extends Writable {
-  text = '';
-  override _write(chunk: Buffer, _encoding: string, done: () => void): void {
-    this.text += chunk.toString();
-    done();
-  }
-}
+import { Capture } from './test-capture';
 
 async function run(argv: string[], cwd?: string) {
   const stdout = new Capture();

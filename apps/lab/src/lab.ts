@@ -386,7 +386,6 @@ function capacityCommand(trace: Trace, options: LabOptions, io: LabIo): number {
 
 /** Runs `allot-lab` with `argv` (arguments after the script); returns the exit status. */
 export async function lab(argv: readonly string[], io: LabIo): Promise<number> {
-  const cwd = io.cwd ?? process.cwd();
   let files: readonly string[] = [];
   try {
     const options = parseArguments(argv);

@@ -132,7 +132,7 @@ function size(option: string, value: string): number {
   return bytes;
 }
 
-/** `--device LIST`: `all`, `cuda`, `cpu`, or device names (`cuda:1`, `cpu:-1`). */
+/** `--device LIST`: `all`, `cuda`, `hip`, `cpu`, or device names (`cuda:1`, `cpu:-1`). */
 function devicesOf(text: string | undefined): string[] | null {
   if (text === undefined) return null;
   const devices = text
@@ -140,9 +140,9 @@ function devicesOf(text: string | undefined): string[] | null {
     .map((device) => device.trim())
     .filter((device) => device !== '');
   for (const device of devices) {
-    if (!/^(all|[a-z][a-z0-9]*(:-?\d+)?)$/.test(device)) {
+    if (!/^(all|[a-z][a-z0-9-]*(:-?\d+)?)$/.test(device)) {
       throw new UsageError(
-        `--device expects all, cuda, cpu or names such as cuda:1, got '${device}'`,
+        `--device expects all, cuda, hip, cpu or names such as cuda:1, got '${device}'`,
       );
     }
   }
@@ -301,8 +301,9 @@ Options
                      (8 M events per device of a pickled snapshot, 2 M otherwise) and the limits
                      on JSON values and on what a pickle holds scale with it. A file past a limit
                      exits 2
-  --device LIST      profiler traces: the devices to replay, comma-separated: all, cuda, cpu, or
-                     names such as cuda:1 (default: the CUDA devices)
+  --device LIST      profiler traces: the devices to replay, comma-separated: all, cuda, hip, cpu,
+                     or names such as cuda:1 (default: the GPUs PyTorch's caching allocator
+                     manages: CUDA, and HIP on ROCm)
   --debug            on a failure, print its stack trace too
   -V, --version      print the version
   -h, --help         this text

@@ -250,6 +250,37 @@ describe('PyTorch profiler trace', () => {
     expect(traces[0]!.meta.torchPeakReservedBytes).toBe(3 * 2 ** 21);
   });
 
+  it('treats an AMD GPU (Device Type 6, HIP on ROCm) as the caching allocator’s, as CUDA', () => {
+    const memory = (ts: number, bytes: number, type: number, id: number, reserved: number) => ({
+      name: '[memory]',
+      ph: 'i',
+      ts,
+      args: {
+        Addr: 2 ** 30 + (type === 0 ? 0 : 2 ** 20),
+        Bytes: bytes,
+        'Total Allocated': bytes > 0 ? 2 ** 24 + bytes : 2 ** 24,
+        'Total Reserved': reserved,
+        'Device Type': type,
+        'Device Id': id,
+      },
+    });
+    const json = {
+      deviceProperties: [{ id: 0, name: 'AMD Instinct MI300X', totalGlobalMem: 192 * 2 ** 30 }],
+      traceEvents: [
+        memory(1, 4096, 6, 0, 2 ** 25),
+        memory(2, 64, 0, -1, 0),
+        memory(3, -4096, 6, 0, 2 ** 25),
+        memory(4, -64, 0, -1, 0),
+      ],
+    };
+    const traces = parseTorchProfilerTrace(json, { name: 'mi300' });
+    expect(traces.map((t) => t.meta.device)).toEqual(['hip:0']);
+    expect(traces[0]!.meta.startState).toBe('estimated');
+    expect(traces[0]!.meta.deviceMemoryBytes).toBe(192 * 2 ** 30);
+    const all = parseTorchProfilerTrace(json, { name: 'mi300', allDevices: true });
+    expect(all.map((t) => t.meta.device)).toEqual(['hip:0', 'cpu:-1']);
+  });
+
   it('carries each event’s ts (µs) and Total Reserved', () => {
     const [trace] = readTraces(join(fixtures, 'profiler.json'));
     const time = [...trace!.time!];

@@ -9,13 +9,14 @@
  * ```
  *
  * `Bytes` is positive for an allocation and negative for a free. Events are replayed in timestamp
- * order (ties keep file order), one {@link Trace} per CUDA device (`Device Type` 1); other devices
- * (0 is the CPU) only with `allDevices`, or when no CUDA device has events. A free of memory allocated before the profiler started is modelled
+ * order (ties keep file order), one {@link Trace} per GPU whose memory PyTorch's caching allocator
+ * manages (`Device Type` 1, CUDA, or 6, HIP on ROCm); other devices (0 is the CPU) only with
+ * `allDevices`, or when no such GPU has events. A free of memory allocated before the profiler started is modelled
  * as live from the start. `meta.torchPeakReservedBytes` is the largest `Total Reserved` PyTorch
  * reported in the window and `meta.torchPeakAllocatedBytes` the largest `Total Allocated`.
  *
  * The profiler starts after the program has allocated, and records no segments, so the starting
- * state of a CUDA device ({@link Trace.start}, `fidelity: 'estimated'`) is rebuilt from the first
+ * state of a GPU ({@link Trace.start}, `fidelity: 'estimated'`) is rebuilt from the first
  * event's `Total Allocated` and `Total Reserved` (less its own bytes) with PyTorch's segment sizes:
  * - blocks freed in the window without having been allocated in it are placed at their addresses:
  *   blocks of 1 MiB or less in 2 MiB small-pool segments on 2 MiB boundaries, larger ones in large
@@ -38,19 +39,29 @@ export interface ParseTorchProfilerOptions {
   /** Most events per device. @defaultValue DEFAULT_MAX_EVENTS (10 M) */
   readonly maxEvents?: number;
   /**
-   * Every device with memory events, the CPU included; by default only the CUDA devices when there
-   * are any (the CPU's events are host tensors, not what a GPU pool holds). @defaultValue false
+   * Every device with memory events, the CPU included; by default only the GPUs (CUDA, HIP) when
+   * there are any (the CPU's events are host tensors, not what a GPU pool holds). @defaultValue false
    */
   readonly allDevices?: boolean;
 }
 
-/** PyTorch's `c10::DeviceType` values that have a name here. */
+/** PyTorch's `c10::DeviceType` values that have a name here (`c10/core/DeviceType.h`). */
 const DEVICE_TYPES: Readonly<Record<number, string>> = {
   0: 'cpu',
   1: 'cuda',
-  8: 'meta',
-  13: 'xpu',
+  6: 'hip',
+  9: 'xla',
+  12: 'xpu',
+  13: 'mps',
+  14: 'meta',
+  15: 'hpu',
 };
+
+/**
+ * Device types whose memory PyTorch's caching allocator manages: CUDA, and HIP, as ROCm builds
+ * record an AMD GPU's events (the same allocator, hipified).
+ */
+const CACHING_DEVICE_TYPES: ReadonlySet<number> = new Set([1, 6]);
 
 interface MemoryEvent {
   readonly index: number;
@@ -153,14 +164,16 @@ export function parseTorchProfilerTrace(
   const keys = [...devices.keys()].sort((a, b) => {
     const [ta, ia] = a.split(':').map(Number) as [number, number];
     const [tb, ib] = b.split(':').map(Number) as [number, number];
-    const rank = (t: number) => (t === 1 ? -1 : t);
+    const rank = (t: number) => (CACHING_DEVICE_TYPES.has(t) ? t - 100 : t);
     return rank(ta) - rank(tb) || ia - ib;
   });
   const traces: Trace[] = [];
-  const anyCuda = keys.some((key) => key.startsWith('1:'));
+  const gpu = (key: string) => CACHING_DEVICE_TYPES.has(Number(key.split(':')[0]));
+  const anyGpu = keys.some(gpu);
   for (const key of keys) {
     const [type, id] = key.split(':').map(Number) as [number, number];
-    if (anyCuda && type !== 1 && options.allDevices !== true) continue;
+    const caching = CACHING_DEVICE_TYPES.has(type);
+    if (anyGpu && !caching && options.allDevices !== true) continue;
     const events = devices.get(key)!;
     events.sort((x, y) => x.ts - y.ts || x.index - y.index);
     const deviceName = `${DEVICE_TYPES[type] ?? `device-type-${type}`}:${id}`;
@@ -183,7 +196,7 @@ export function parseTorchProfilerTrace(
     const allocatedBefore = Math.max(0, first.totalAllocated - first.bytes);
     const reservedBefore = Math.max(first.totalReserved, allocatedBefore);
     const start =
-      type === 1 && reservedBefore > 0
+      caching && reservedBefore > 0
         ? estimateStart(builder, allocatedBefore, reservedBefore)
         : null;
     const trace = builder.build(devices.size > 1 ? `${name}#${deviceName}` : name, {
@@ -195,7 +208,7 @@ export function parseTorchProfilerTrace(
       torchAllocatedAtStartBytes: allocatedBefore,
       torchReservedAtStartBytes: reservedBefore,
       startState: start === null ? 'none recorded' : 'estimated',
-      ...(deviceMemory.has(id) && type === 1 ? { deviceMemoryBytes: deviceMemory.get(id)! } : {}),
+      ...(deviceMemory.has(id) && caching ? { deviceMemoryBytes: deviceMemory.get(id)! } : {}),
       durationUs: last - first.ts,
     });
     // PyTorch's own reserved line: the starting figure through the leading events.

@@ -1,0 +1,101 @@
+/**
+ * Fidelity on recordings other people published (`../shared/traces/public/`, read where they lie,
+ * never copied): each device below is replayed with its recorded settings (or PyTorch's defaults,
+ * where the recording states none) and must come out within 1 % of its recorded peak reserved
+ * (2 % for profiler traces), with at least 95 % of PyTorch's segment decisions matched in order
+ * where the window holds any. Skips, with a message, when the folder is absent.
+ *
+ * Not yet listed, because the replay misses them (see the lab README, "How faithful is the
+ * replay"): SQAttn (empty_cache() bursts, and segments the driver placed lower), select_n (the card's
+ * memory hit), code_location's device 1 (pages unmapped under pressure), TraceLens's H100
+ * timesformer (reserved memory that never moves in the window).
+ */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { findTracesDir } from '@allot/workloads';
+import { describe, expect, it } from 'vitest';
+import { lab } from './lab';
+import { Capture } from './test-capture';
+
+const folder = (() => {
+  const traces = findTracesDir();
+  const dir = traces === null ? null : join(traces, 'public');
+  return dir !== null && existsSync(dir) ? dir : null;
+})();
+
+/** File, the workload id the lab gives the device, and the tolerance on peak reserved. */
+const CASES: readonly (readonly [file: string, id: string, tolerance: number])[] = [
+  ['DeComFL-memory.pickle', 'DeComFL-memory.pickle', 0.01],
+  ['code_location-memory_snapshot.pickle', 'code_location-memory_snapshot.pickle#cuda:0', 0.01],
+  ['code_location-memory_snapshot.pickle', 'code_location-memory_snapshot.pickle#cuda:2', 0.01],
+  ['HTA-df_index_resolver.json.gz', 'HTA-df_index_resolver.json.gz#cuda:1', 0.02],
+  [
+    'TraceLens-mi300-Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz',
+    'TraceLens-mi300-Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz#hip:0',
+    0.02,
+  ],
+  [
+    'TraceLens-mi300-google_owlv2-large-patch14-ensemble__1016001.json.gz',
+    'TraceLens-mi300-google_owlv2-large-patch14-ensemble__1016001.json.gz#hip:0',
+    0.02,
+  ],
+];
+
+interface Fidelity {
+  readonly error: number | null;
+  readonly assumedSettings: boolean;
+  readonly segments?: { readonly recorded: number; readonly matched: number };
+}
+
+if (folder === null) {
+  console.warn('public fidelity: ../shared/traces/public not found, skipping');
+}
+
+describe.skipIf(folder === null)('fidelity on public recordings', () => {
+  const files = [...new Set(CASES.map(([file]) => file))];
+  const results = new Map<string, Promise<Map<string, Fidelity | undefined>>>();
+  const replay = (file: string) => {
+    let result = results.get(file);
+    if (result === undefined) {
+      result = (async () => {
+        const stdout = new Capture();
+        const status = await lab(
+          [
+            'replay',
+            join(folder!, file),
+            '--allocators',
+            'caching',
+            '--json',
+            '--no-report',
+            '--quiet',
+          ],
+          { stdout, stderr: new Capture() },
+        );
+        expect(status, file).toBe(0);
+        const json = JSON.parse(stdout.text) as {
+          workloads: { id: string; torch?: { fidelity?: Fidelity } }[];
+        };
+        return new Map(json.workloads.map((w) => [w.id, w.torch?.fidelity]));
+      })();
+      results.set(file, result);
+    }
+    return result;
+  };
+
+  it('reads every listed file', () => {
+    expect(files.length).toBeGreaterThan(3);
+  });
+
+  for (const [file, id, tolerance] of CASES) {
+    it(`${id}: peak reserved within ${tolerance * 100} %, decisions in order`, async () => {
+      const fidelity = (await replay(file)).get(id);
+      expect(fidelity, `${id} has a fidelity block`).toBeDefined();
+      expect(fidelity!.error).not.toBeNull();
+      expect(Math.abs(fidelity!.error!)).toBeLessThanOrEqual(tolerance);
+      const segments = fidelity!.segments;
+      if (segments !== undefined && segments.recorded > 0) {
+        expect(segments.matched / segments.recorded).toBeGreaterThanOrEqual(0.95);
+      }
+    });
+  }
+});
