@@ -281,6 +281,21 @@ describe('PyTorch profiler trace', () => {
     expect(all.map((t) => t.meta.device)).toEqual(['hip:0', 'cpu:-1']);
   });
 
+  it('names a memory-timeline export for what it is, and what to record instead', () => {
+    const rows = [
+      [-1, 1, 37888, 7],
+      [-1, 1, 512, 7],
+      [1_700_000, 2, -512, 7],
+    ];
+    const error = errorOf(() =>
+      parseTraces(new TextEncoder().encode(JSON.stringify(rows)), { name: 'timeline.raw' }),
+    );
+    expect(error).toBeInstanceOf(TraceFormatError);
+    expect(error.message).toMatch(
+      /timeline\.raw: event 1: expected a profiler trace or a memory snapshot; this is the raw output of export_memory_timeline\(\).*record a snapshot with torch\.cuda\.memory\._record_memory_history\(\)/,
+    );
+  });
+
   it('carries each event’s ts (µs) and Total Reserved', () => {
     const [trace] = readTraces(join(fixtures, 'profiler.json'));
     const time = [...trace!.time!];

@@ -87,6 +87,20 @@ function describe(value: unknown): string {
 }
 
 /**
+ * Whether `json` is what `torch.profiler`'s `export_memory_timeline(…raw…)` writes: a list of
+ * `[time, action, bytes, category]` rows of numbers.
+ */
+function isMemoryTimeline(json: unknown): boolean {
+  if (!Array.isArray(json) || json.length === 0) return false;
+  return json
+    .slice(0, 16)
+    .every(
+      (row) =>
+        Array.isArray(row) && row.length === 4 && row.every((cell) => typeof cell === 'number'),
+    );
+}
+
+/**
  * The traces of a parsed Chrome trace: one per device with memory events.
  *
  * @throws TraceFormatError (with the 1-based index in `traceEvents`) for a malformed `[memory]`
@@ -97,6 +111,18 @@ export function parseTorchProfilerTrace(
   options: ParseTorchProfilerOptions = {},
 ): Trace[] {
   const name = options.name ?? 'profiler';
+  if (isMemoryTimeline(json)) {
+    throw new TraceFormatError(
+      name,
+      1,
+      'a profiler trace or a memory snapshot; this is the raw output of export_memory_timeline() ' +
+        '([time, action, bytes, category] rows, no addresses to replay): record a snapshot with ' +
+        'torch.cuda.memory._record_memory_history() and _dump_snapshot(), or a profiler trace ' +
+        'with profile_memory=True and export_chrome_trace()',
+      'memory-timeline rows',
+      'event',
+    );
+  }
   const list = Array.isArray(json) ? json : isDict(json) ? json.traceEvents : undefined;
   if (!Array.isArray(list)) {
     throw new TraceFormatError(
