@@ -36,18 +36,20 @@ const FREE = 1;
 
 /** Collects pointer events, checks them, and builds the trace. */
 export class PointerEvents {
-  private ops: number[] = [];
-  private addresses: number[] = [];
-  private sizes: number[] = [];
-  private streams: number[] = [];
-  private locations: number[] = [];
+  /** Events so far; the typed columns below hold them in `[0, count)`, grown by half. */
+  private count = 0;
+  private ops = new Uint8Array(1024);
+  private addresses = new Float64Array(1024);
+  private sizes = new Float64Array(1024);
+  private streams = new Uint32Array(1024);
+  private locations = new Float64Array(1024);
+  /** For each free of a pre-existing block, its index in `preexisting`; -1 elsewhere. */
+  private preexistingOf = new Int32Array(1024);
   private readonly live = new Map<number, number>();
-  private readonly streamIds = new Map<string, number>();
+  private readonly streamIds = new Map<string | number, number>();
   private readonly preexisting: PreexistingBlock[] = [];
-  /** For each pre-existing block, the index in `preexisting`; stored on the free event. */
-  private readonly preexistingOf: number[] = [];
   /** Time of each event in µs (NaN where none was stamped); null until one is. */
-  private times: number[] | null = null;
+  private times: Float64Array | null = null;
   /** Stack frames of allocations, by event index. */
   private readonly framesAt = new Map<number, readonly StackFrame[]>();
 
@@ -63,7 +65,7 @@ export class PointerEvents {
   ) {}
 
   private checkRoom(location: number): void {
-    if (this.ops.length + this.preexisting.length >= this.maxEvents) {
+    if (this.count + this.preexisting.length >= this.maxEvents) {
       throw new TraceFormatError(
         this.source,
         location,
@@ -76,16 +78,18 @@ export class PointerEvents {
 
   /** Number of events so far. */
   get length(): number {
-    return this.ops.length;
+    return this.count;
   }
 
-  /** Dense id of a stream named by any key (a pointer, a number). Stream ids start at 0. */
+  /**
+   * Dense id of a stream named by any key (a pointer, a number, a string: a reader names its streams
+   * one way). Stream ids start at 0.
+   */
   streamId(key: string | number): number {
-    const text = String(key);
-    let id = this.streamIds.get(text);
+    let id = this.streamIds.get(key);
     if (id === undefined) {
       id = this.streamIds.size;
-      this.streamIds.set(text, id);
+      this.streamIds.set(key, id);
     }
     return id;
   }
@@ -119,9 +123,8 @@ export class PointerEvents {
         this.unit,
       );
     }
-    this.live.set(address, this.ops.length);
-    this.push(ALLOC, address, size, stream, location);
-    this.preexistingOf.push(-1);
+    this.live.set(address, this.count);
+    this.push(ALLOC, address, size, stream, location, -1);
   }
 
   /**
@@ -141,13 +144,12 @@ export class PointerEvents {
           this.unit,
         );
       }
-      this.preexistingOf.push(this.preexisting.length);
+      this.push(FREE, address, size, stream, location, this.preexisting.length);
       this.preexisting.push({ address, size, stream });
     } else {
       this.live.delete(address);
-      this.preexistingOf.push(-1);
+      this.push(FREE, address, size, stream, location, -1);
     }
-    this.push(FREE, address, size, stream, location);
   }
 
   /**
@@ -155,11 +157,13 @@ export class PointerEvents {
    * recorded with: the built trace carries them as {@link Trace.time} and {@link Trace.frames}.
    */
   stamp(time: number, frames?: readonly StackFrame[]): void {
-    const at = this.ops.length - 1;
+    const at = this.count - 1;
     if (at < 0) return;
     if (Number.isFinite(time)) {
-      this.times ??= [];
-      while (this.times.length < at) this.times.push(Number.NaN);
+      if (this.times === null) {
+        this.times = new Float64Array(this.ops.length);
+        this.times.fill(Number.NaN);
+      }
       this.times[at] = time;
     }
     if (frames !== undefined && frames.length > 0 && this.ops[at] === ALLOC) {
@@ -193,7 +197,7 @@ export class PointerEvents {
     });
     const sorted = order.map((old) => this.preexisting[old]!);
     for (let i = 0; i < sorted.length; i++) this.preexisting[i] = sorted[i]!;
-    for (let i = 0; i < this.preexistingOf.length; i++) {
+    for (let i = 0; i < this.count; i++) {
       const at = this.preexistingOf[i]!;
       if (at >= 0) this.preexistingOf[i] = rank[at]!;
     }
@@ -217,7 +221,7 @@ export class PointerEvents {
     const frames = new Map<number, readonly StackFrame[]>();
     let preexistingBytes = 0;
     for (const block of this.preexisting) preexistingBytes += block.size;
-    for (let i = 0; i < this.ops.length; i++) {
+    for (let i = 0; i < this.count; i++) {
       const address = this.addresses[i]!;
       if (this.ops[i] === ALLOC) {
         const id = builder.alloc(this.sizes[i]!, 0, this.streams[i]!);
@@ -255,23 +259,56 @@ export class PointerEvents {
   private timeline(length: number): Float64Array | null {
     if (this.times === null) return null;
     const time = new Float64Array(length);
-    const leading = length - this.ops.length;
-    let last = this.times.find((t) => Number.isFinite(t)) ?? 0;
+    const leading = length - this.count;
+    const stamped = this.times.subarray(0, this.count);
+    let last = stamped.find((t) => Number.isFinite(t)) ?? 0;
     time.fill(last, 0, leading);
-    for (let i = 0; i < this.ops.length; i++) {
-      const t = this.times[i];
-      if (t !== undefined && Number.isFinite(t)) last = t;
+    for (let i = 0; i < this.count; i++) {
+      const t = stamped[i]!;
+      if (Number.isFinite(t)) last = t;
       time[leading + i] = last;
     }
     return time;
   }
 
-  private push(op: number, address: number, size: number, stream: number, location: number): void {
-    this.ops.push(op);
-    this.addresses.push(address);
-    this.sizes.push(size);
-    this.streams.push(stream);
-    this.locations.push(location);
+  private push(
+    op: number,
+    address: number,
+    size: number,
+    stream: number,
+    location: number,
+    preexisting: number,
+  ): void {
+    const i = this.count;
+    if (i === this.ops.length) this.grow(Math.ceil(i * 1.5));
+    this.ops[i] = op;
+    this.addresses[i] = address;
+    this.sizes[i] = size;
+    this.streams[i] = stream;
+    this.locations[i] = location;
+    this.preexistingOf[i] = preexisting;
+    this.count = i + 1;
+  }
+
+  /** The columns with room for `capacity` events. */
+  private grow(capacity: number): void {
+    const widen = <T extends Uint8Array | Uint32Array | Int32Array | Float64Array>(array: T): T => {
+      const next = new (array.constructor as new (n: number) => T)(capacity);
+      next.set(array);
+      return next;
+    };
+    this.ops = widen(this.ops);
+    this.addresses = widen(this.addresses);
+    this.sizes = widen(this.sizes);
+    this.streams = widen(this.streams);
+    this.locations = widen(this.locations);
+    this.preexistingOf = widen(this.preexistingOf);
+    if (this.times !== null) {
+      const times = new Float64Array(capacity);
+      times.fill(Number.NaN);
+      times.set(this.times);
+      this.times = times;
+    }
   }
 }
 
