@@ -12,6 +12,7 @@ import { measureRow, type RowResult } from './measure';
 import type { DeviceModel } from './pool-instance';
 import { type LabRow, profileOf } from './registry';
 import { type Explanation, explainWorkload } from './report/explain';
+import { frameText, topUserFrame } from './report/holders';
 import type { TuneResult } from './tune';
 
 /** PyTorch's own figures recorded in a trace file, set beside a replay's. */
@@ -30,6 +31,68 @@ export interface TorchFigures {
   readonly startState?: string;
   /** The replay of the recorded settings set beside the recording (snapshots). */
   readonly fidelity?: Fidelity;
+  /** The first out-of-memory error the recording holds (snapshots), and every one of them. */
+  readonly oom?: OomFigures;
+  readonly recordedOoms?: readonly OomFigures[];
+}
+
+/**
+ * An out-of-memory error as the recording states it, and the memory PyTorch could use then: what
+ * it had reserved plus what the driver had free (`capacitySource` `oom`), unless `--memory` (and
+ * `--fraction`) state the device.
+ */
+export interface OomFigures {
+  readonly recorded: {
+    /** Index of the `oom` entry in its device's trace (`device_traces[d]`, from 0). */
+    readonly event: number;
+    readonly sizeBytes: number;
+    readonly stream: number;
+    readonly deviceFreeBytes: number | null;
+    readonly reservedBytes: number;
+    readonly allocatedBytes: number;
+    readonly timeUs?: number;
+  };
+  /** The wall: null when neither the entry nor the options state it. */
+  readonly capacityBytes: number | null;
+  readonly capacitySource: 'oom' | '--memory' | '--fraction' | null;
+  /** The failing request's stack, innermost first, as `name (file:line)`. */
+  readonly frames?: readonly string[];
+  /** Its innermost frame in the program's own code (see `report/holders.ts`). */
+  readonly at?: string;
+  /** What is wrong with the entry, if anything (the replay goes on). */
+  readonly problem?: string;
+}
+
+/** The recorded OOMs of `trace`, each with its wall (see {@link OomFigures}). */
+export function oomFigures(trace: Trace, device?: DeviceModel): OomFigures[] {
+  return (trace.recordedOoms ?? []).map((oom) => {
+    const stated = device?.memory != null ? device.memory * (device.fraction ?? 1) : null;
+    const capacityBytes = stated ?? oom.capacityBytes ?? null;
+    return {
+      recorded: {
+        event: oom.entry,
+        sizeBytes: oom.sizeBytes,
+        stream: oom.stream,
+        deviceFreeBytes: oom.deviceFreeBytes ?? null,
+        reservedBytes: oom.reservedBytes,
+        allocatedBytes: oom.allocatedBytes,
+        ...(oom.timeUs !== undefined ? { timeUs: oom.timeUs } : {}),
+      },
+      capacityBytes,
+      capacitySource:
+        stated !== null
+          ? device?.fraction != null
+            ? '--fraction'
+            : '--memory'
+          : oom.capacityBytes !== undefined
+            ? 'oom'
+            : null,
+      ...(oom.frames && oom.frames.length > 0
+        ? { frames: oom.frames.map(frameText), at: frameText(topUserFrame(oom.frames)!) }
+        : {}),
+      ...(oom.problem ? { problem: oom.problem } : {}),
+    };
+  });
 }
 
 /**
@@ -192,7 +255,12 @@ export function runWorkloads(
             trace.meta.format === 'torch-profiler' ? 'total-reserved' : 'window',
           )
         : undefined;
-    const torch = figures && fidelity ? { ...figures, fidelity } : figures;
+    const ooms = oomFigures(trace, device);
+    const withFidelity = figures && fidelity ? { ...figures, fidelity } : figures;
+    const torch =
+      withFidelity && ooms.length > 0
+        ? { ...withFidelity, oom: ooms[0]!, recordedOoms: ooms }
+        : withFidelity;
     return {
       id: input.id,
       title: input.title,

@@ -1,7 +1,7 @@
 /**
  * The text the lab prints: a table per workload, PyTorch's own figures beside ours, the targets.
  */
-import type { Fidelity, LabResults, WorkloadResult } from './run';
+import type { Fidelity, LabResults, OomFigures, WorkloadResult } from './run';
 import { formatBytes, formatCount, formatPercent, formatRatio } from './units';
 import { budgetLines } from './workloads';
 
@@ -118,6 +118,7 @@ export function formatWorkload(workload: WorkloadResult): string {
     }
     lines.push(parts.join(' '));
     if (t.fidelity) lines.push(...fidelityLines(t.fidelity));
+    for (const oom of t.recordedOoms ?? []) lines.push(...oomLines(oom));
   }
   lines.push(...holderLines(workload));
   const failed = workload.rows.filter((row) => row.failures > 0);
@@ -146,6 +147,30 @@ function holderLines(workload: WorkloadResult): string[] {
       'frame of your own code in each block’s stack:',
     ...formatColumns(cells).map((line, i) => `    ${line}  ${peak.bySource[i]!.frame}`),
   ];
+}
+
+/** A recorded out-of-memory error, in short: the request, the device, PyTorch's figures, the wall. */
+export function oomLines(oom: OomFigures): string[] {
+  const r = oom.recorded;
+  const free =
+    r.deviceFreeBytes === null
+      ? 'no device_free recorded'
+      : `${formatBytes(r.deviceFreeBytes)} free on the device`;
+  const wall =
+    oom.capacityBytes === null
+      ? 'the wall is unknown (state it with --memory)'
+      : oom.capacitySource === 'oom'
+        ? `the wall: ${formatBytes(oom.capacityBytes)} (reserved + device_free)`
+        : `the wall: ${formatBytes(oom.capacityBytes)} (${oom.capacitySource})`;
+  const lines = [
+    `  out of memory recorded at entry ${formatCount(r.event)}: a ${formatBytes(r.sizeBytes)} request on ` +
+      `stream ${r.stream}, ${free}; PyTorch had ${formatBytes(r.reservedBytes)} reserved, ` +
+      `${formatBytes(r.allocatedBytes)} allocated, so ${formatBytes(Math.max(0, r.reservedBytes - r.allocatedBytes))} ` +
+      `reserved but unallocated; ${wall}`,
+  ];
+  if (oom.at !== undefined) lines.push(`    requested at ${oom.at}`);
+  if (oom.problem) lines.push(`    the entry has ${oom.problem}: its figures are as recorded`);
+  return lines;
 }
 
 /** How faithfully the recorded settings replay: peak reserved and PyTorch's segment decisions. */

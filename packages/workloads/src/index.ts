@@ -101,6 +101,7 @@ export {
   DEFAULT_MAX_EVENTS,
   EventKind,
   peakLiveBytes,
+  type RecordedOom,
   type RecordedSegment,
   type SizeFilter,
   type StackFrame,

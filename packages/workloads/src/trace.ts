@@ -68,6 +68,11 @@ export interface Trace {
    */
   readonly recordedSegments?: readonly RecordedSegment[];
   /**
+   * The out-of-memory errors the recording holds (PyTorch snapshots' `oom` entries), in order: what
+   * was asked, what the driver had free, and PyTorch's own figures at that moment.
+   */
+  readonly recordedOoms?: readonly RecordedOom[];
+  /**
    * When each event happened, in µs on the recording's clock (PyTorch snapshots: `time_us`; profiler
    * traces: `ts`), when the recording states it. Leading events of a starting state take the time of
    * the first recorded event.
@@ -94,6 +99,35 @@ export interface StackFrame {
 export interface RecordedSegment {
   readonly event: number;
   readonly size: number;
+}
+
+/** One recorded out-of-memory error (see {@link Trace.recordedOoms}). */
+export interface RecordedOom {
+  /** Index of the `oom` entry in its device's trace (`device_traces[d]`, from 0). */
+  readonly entry: number;
+  /** Index of the first trace event after it (the allocation PyTorch could not serve comes later). */
+  readonly event: number;
+  /** Bytes requested. */
+  readonly sizeBytes: number;
+  /** The stream as recorded (`cudaStream_t`). */
+  readonly stream: number;
+  /** µs on the recording's clock, when recorded. */
+  readonly timeUs?: number;
+  /** What the driver reported free on the device (`device_free`), when recorded and valid. */
+  readonly deviceFreeBytes?: number;
+  /** PyTorch's reserved bytes then: the window's start plus its segment decisions before the entry. */
+  readonly reservedBytes: number;
+  /** Bytes live then (allocated and not yet freed, the starting state included). */
+  readonly allocatedBytes: number;
+  /**
+   * The memory PyTorch could use then: reserved plus `device_free` (absent without a valid
+   * `device_free`).
+   */
+  readonly capacityBytes?: number;
+  /** The stack of the failing request, innermost first, when recorded. */
+  readonly frames?: readonly StackFrame[];
+  /** What is wrong with the entry (a missing or negative `device_free`, a size of 0), if anything. */
+  readonly problem?: string;
 }
 
 /** Segments and live blocks at the start of a recording (see {@link Trace.start}). */

@@ -35,6 +35,7 @@ describe('who holds the memory', () => {
     expect(isUserFrame(attention)).toBe(true);
     expect(topUserFrame([torch, attention, step])).toBe(attention);
     expect(topUserFrame([torch])).toBe(torch);
+    expect(isUserFrame({ filename: '', line: 0, name: 'c10::cuda::malloc' })).toBe(false);
   });
 
   it('sums the bytes of the given blocks by top user frame, largest first', () => {

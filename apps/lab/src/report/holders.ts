@@ -18,9 +18,12 @@ export interface Holder {
 /** Source lines shown. */
 export const HOLDER_ROWS = 10;
 
-/** Frames of PyTorch itself, installed packages, the interpreter's own and C++ frames. */
+/**
+ * Frames of PyTorch itself, installed packages, the interpreter's own, and C++ frames (a C or CUDA
+ * source, `??`, or no file at all).
+ */
 const LIBRARY =
-  /(?:site-packages|dist-packages)[\\/]|[\\/]torch[\\/]|^<|[\\/]lib[\\/]python\d|\.(?:cpp|cc|cxx|c|h|hpp|cu|cuh)$|^\?\?$/;
+  /(?:site-packages|dist-packages)[\\/]|[\\/]torch[\\/]|^<|[\\/]lib[\\/]python\d|\.(?:cpp|cc|cxx|c|h|hpp|cu|cuh)$|^\?\?$|^$/;
 
 /** Whether `frame` is the program's own code rather than a library's. */
 export function isUserFrame(frame: StackFrame): boolean {

@@ -73,6 +73,8 @@ export class SnapshotColumns {
   hasFreeCompleted = false;
   /** Malformed entries, by index. */
   readonly problems = new Map<number, EntryProblem>();
+  /** The `device_free` of each `oom` entry, by index (NaN when absent or not a number). */
+  readonly deviceFree = new Map<number, number>();
   /** Entries whose `addr` is no address, by index: malformed where the event needs one. */
   readonly addrProblems = new Map<number, EntryProblem>();
 
@@ -125,7 +127,13 @@ export class SnapshotColumns {
     if (code === Action.oom || code === Action.snapshot) {
       this.size[i] = numberOf(field(entry, 'size'));
       this.addr[i] = parseAddress(field(entry, 'addr'));
-      this.stack[i] = code === Action.oom ? stackOf(field(entry, 'frames')) : 0;
+      this.stream[i] = numberOf(field(entry, 'stream')) || 0;
+      if (code === Action.oom) {
+        this.stack[i] = stackOf(field(entry, 'frames'));
+        this.deviceFree.set(i, numberOf(field(entry, 'device_free')));
+      } else {
+        this.stack[i] = 0;
+      }
       return;
     }
     const size = field(entry, 'size');

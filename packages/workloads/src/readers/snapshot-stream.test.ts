@@ -152,6 +152,39 @@ describe('the streaming snapshot reader', () => {
     expect(trace!.frames?.get(1)).toEqual([FRAME_A, FRAME_B]);
   });
 
+  it("reads each recorded out-of-memory error: the request, device_free, and PyTorch's figures then", async () => {
+    const snapshot = snapshotWithStacks(4);
+    const trace = (snapshot.device_traces as Record<string, unknown>[][])[0]!;
+    // After the segment (16 MiB) and the first allocation and its free, then again at the end.
+    trace.splice(3, 0, {
+      action: 'oom',
+      size: 2 ** 26,
+      device_free: 2 ** 20,
+      stream: 7,
+      time_us: 3,
+      frames: [FRAME_A, FRAME_B],
+    });
+    trace.push({ action: 'oom', size: 0, device_free: -1, stream: 0, time_us: 99 });
+    const [read] = await streamTraces(chunked(pickle(snapshot), 8, 200), { name: 'o' });
+    expect(read!.meta.torchOoms).toBe(2);
+    const [first, second] = read!.recordedOoms!;
+    expect(first).toEqual({
+      entry: 3,
+      event: 2,
+      sizeBytes: 2 ** 26,
+      stream: 7,
+      timeUs: 3,
+      deviceFreeBytes: 2 ** 20,
+      capacityBytes: 2 ** 24 + 2 ** 20,
+      reservedBytes: 2 ** 24,
+      allocatedBytes: 0,
+      frames: [FRAME_A, FRAME_B],
+    });
+    expect(second!.problem).toBe('a size of 0 and a device_free of -1');
+    expect(second!.capacityBytes).toBeUndefined();
+    expect(read!.length).toBe(8);
+  });
+
   it('undoes gzip with node:zlib and with DecompressionStream alike, and reports progress', async () => {
     const file = join(dir, 's.pickle.gz');
     writeFileSync(file, gzipSync(bytes));

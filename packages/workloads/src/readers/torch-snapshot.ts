@@ -37,8 +37,9 @@ import type { RecordedSegment, StartBlock, StartSegment, StartState, Trace } fro
 import { typeOf, type UnpickledValue } from './pickle';
 import { PointerEvents, parseAddress } from './pointer-events';
 import { Action, numberOf, SnapshotColumns } from './snapshot-columns';
+import { blockStacks, oomsOf, reservedLine, type SegmentEvent } from './snapshot-figures';
 import type { SnapshotRecords } from './snapshot-stream';
-import { type FrameRef, StackFrames, StackTable } from './stack-table';
+import { type FrameRef, StackTable } from './stack-table';
 
 /** Options of {@link parseTorchSnapshot}. */
 export interface ParseTorchSnapshotOptions {
@@ -243,6 +244,8 @@ function deviceTrace(columns: SnapshotColumns, context: DeviceContext): Trace | 
   let firstTime = Number.NaN;
   let lastTime = Number.NaN;
   const segmentEvents: SegmentEvent[] = [];
+  /** Each `oom` entry: its index, the pointer events before it, the segment growth before it. */
+  const oomAt: { entry: number; before: number; delta: number }[] = [];
   const { action: actions, addr: addrs, size: sizes, time: times, problems } = columns;
   const stackOfEvent: number[] = [];
   for (let index = 0; index < columns.length; index++) {
@@ -258,7 +261,10 @@ function deviceTrace(columns: SnapshotColumns, context: DeviceContext): Trace | 
       lastTime = time;
     }
     if (action === Action.oom || action === Action.snapshot) {
-      if (action === Action.oom) ooms++;
+      if (action === Action.oom) {
+        ooms++;
+        oomAt.push({ entry: index, before: events.length, delta: segmentDelta });
+      }
       continue;
     }
     const problem = problems.get(index);
@@ -337,69 +343,15 @@ function deviceTrace(columns: SnapshotColumns, context: DeviceContext): Trace | 
     .preexistingBlocks()
     .map((block) => endStacks.get(block.address) ?? 0);
   const frames = blockStacks(trace, leadingStacks, stackOfEvent, context.stacks);
+  const recordedOoms = oomsOf(columns, oomAt, trace, leading, atStart, context.stacks);
   return {
     ...trace,
     ...(typeof start === 'string' ? {} : { start }),
     recordedSegments,
     recordedReserved: reservedLine(trace.length, leading, atStart, segmentEvents),
     ...(frames !== null ? { frames } : {}),
+    ...(recordedOoms.length > 0 ? { recordedOoms } : {}),
   };
-}
-
-/**
- * The stacks of a built trace's blocks: `leadingStacks[b]` is the stack of block `b` live at the
- * start (its leading allocation), and `stackOfEvent[i]` the stack of pointer event `i`, which became
- * trace event `leadingStacks.length + i`; allocation events take block ids in order.
- */
-function blockStacks(
-  trace: Trace,
-  leadingStacks: readonly number[],
-  stackOfEvent: readonly number[],
-  stacks: StackTable,
-): StackFrames | null {
-  if (stackOfEvent.length === 0 && !leadingStacks.some((stack) => stack > 0)) return null;
-  const leading = leadingStacks.length;
-  const byBlock = new Int32Array(trace.allocCount);
-  let block = -1;
-  for (let i = 0; i < trace.length; i++) {
-    if (trace.kind[i] !== 0) continue;
-    block++;
-    const stack = i < leading ? leadingStacks[i] : stackOfEvent[i - leading];
-    if (stack !== undefined) byBlock[block] = stack;
-  }
-  return new StackFrames(stacks, byBlock);
-}
-
-/**
- * PyTorch's reserved bytes after each of a trace's `length` events: `atStart` through the `leading`
- * events of the starting state, then moved by each segment decision before the event it precedes.
- */
-function reservedLine(
-  length: number,
-  leading: number,
-  atStart: number,
-  segmentEvents: readonly SegmentEvent[],
-): Float64Array {
-  const reserved = new Float64Array(length);
-  let bytes = atStart;
-  let next = 0;
-  for (let i = 0; i < length; i++) {
-    const op = i - leading;
-    while (next < segmentEvents.length && op >= 0 && segmentEvents[next]!.at <= op) {
-      const event = segmentEvents[next++]!;
-      bytes += event.grow ? event.size : -event.size;
-    }
-    reserved[i] = bytes;
-  }
-  return reserved;
-}
-
-/** A segment decision in the window: `at` counts the pointer events before it. */
-interface SegmentEvent {
-  readonly grow: boolean;
-  readonly address: number;
-  readonly size: number;
-  readonly at: number;
 }
 
 /** A segment of the snapshot's end state. */

@@ -1,0 +1,112 @@
+/**
+ * What a snapshot's trace carries beside its events, from the device's entry columns: each block's
+ * stack, PyTorch's own reserved line, and the out-of-memory errors the recording holds.
+ */
+import type { RecordedOom, Trace } from '../trace';
+import type { SnapshotColumns } from './snapshot-columns';
+import { StackFrames, type StackTable } from './stack-table';
+
+/**
+ * The stacks of a built trace's blocks: `leadingStacks[b]` is the stack of block `b` live at the
+ * start (its leading allocation), and `stackOfEvent[i]` the stack of pointer event `i`, which became
+ * trace event `leadingStacks.length + i`; allocation events take block ids in order.
+ */
+export function blockStacks(
+  trace: Trace,
+  leadingStacks: readonly number[],
+  stackOfEvent: readonly number[],
+  stacks: StackTable,
+): StackFrames | null {
+  if (stackOfEvent.length === 0 && !leadingStacks.some((stack) => stack > 0)) return null;
+  const leading = leadingStacks.length;
+  const byBlock = new Int32Array(trace.allocCount);
+  let block = -1;
+  for (let i = 0; i < trace.length; i++) {
+    if (trace.kind[i] !== 0) continue;
+    block++;
+    const stack = i < leading ? leadingStacks[i] : stackOfEvent[i - leading];
+    if (stack !== undefined) byBlock[block] = stack;
+  }
+  return new StackFrames(stacks, byBlock);
+}
+
+/**
+ * PyTorch's reserved bytes after each of a trace's `length` events: `atStart` through the `leading`
+ * events of the starting state, then moved by each segment decision before the event it precedes.
+ */
+export function reservedLine(
+  length: number,
+  leading: number,
+  atStart: number,
+  segmentEvents: readonly SegmentEvent[],
+): Float64Array {
+  const reserved = new Float64Array(length);
+  let bytes = atStart;
+  let next = 0;
+  for (let i = 0; i < length; i++) {
+    const op = i - leading;
+    while (next < segmentEvents.length && op >= 0 && segmentEvents[next]!.at <= op) {
+      const event = segmentEvents[next++]!;
+      bytes += event.grow ? event.size : -event.size;
+    }
+    reserved[i] = bytes;
+  }
+  return reserved;
+}
+
+/**
+ * The recorded out-of-memory errors: each `oom` entry's request and `device_free`, with PyTorch's
+ * reserved bytes then (the window's start plus the segment growth before the entry) and the bytes
+ * live then (after the trace event before it). A missing or impossible field is said, not fatal.
+ */
+export function oomsOf(
+  columns: SnapshotColumns,
+  oomAt: readonly { entry: number; before: number; delta: number }[],
+  trace: Trace,
+  leading: number,
+  atStart: number,
+  stacks: StackTable,
+): RecordedOom[] {
+  const out: RecordedOom[] = [];
+  let live = 0;
+  let next = 0;
+  for (const oom of oomAt) {
+    const event = leading + oom.before;
+    for (; next < event && next < trace.length; next++) {
+      live += trace.kind[next] === 0 ? trace.size[next]! : -trace.size[next]!;
+    }
+    const i = oom.entry;
+    const size = columns.size[i]!;
+    const free = columns.deviceFree.get(i) ?? Number.NaN;
+    const reserved = atStart + oom.delta;
+    const problems: string[] = [];
+    if (!Number.isSafeInteger(size) || size <= 0) problems.push(`a size of ${String(size)}`);
+    const validFree = Number.isSafeInteger(free) && free >= 0;
+    if (!validFree) {
+      problems.push(Number.isNaN(free) ? 'no device_free' : `a device_free of ${String(free)}`);
+    }
+    const time = columns.time[i]!;
+    const stack = columns.stack[i]!;
+    out.push({
+      entry: i,
+      event,
+      sizeBytes: Number.isFinite(size) ? size : 0,
+      stream: columns.stream[i]!,
+      ...(Number.isFinite(time) ? { timeUs: time } : {}),
+      ...(validFree ? { deviceFreeBytes: free, capacityBytes: reserved + free } : {}),
+      reservedBytes: reserved,
+      allocatedBytes: live,
+      ...(stack > 0 ? { frames: stacks.framesOf(stack) } : {}),
+      ...(problems.length > 0 ? { problem: problems.join(' and ') } : {}),
+    });
+  }
+  return out;
+}
+
+/** A segment decision in the window: `at` counts the pointer events before it. */
+export interface SegmentEvent {
+  readonly grow: boolean;
+  readonly address: number;
+  readonly size: number;
+  readonly at: number;
+}
