@@ -62,3 +62,31 @@ describe('renderReport', () => {
     expect(html).toContain('class="layouts"');
   });
 });
+
+describe('the out-of-memory section', () => {
+  it('shows each recorded OOM as the terminal says it, escaped, and nothing without one', () => {
+    const base = results();
+    expect(renderReport(base)).not.toContain('Out of memory, as recorded');
+    const workload = base.workloads[0]!;
+    const oom = {
+      recorded: {
+        event: 7,
+        sizeBytes: 2 ** 30,
+        stream: 0,
+        deviceFreeBytes: 2 ** 20,
+        reservedBytes: 2 ** 32,
+        allocatedBytes: 2 ** 31,
+      },
+      capacityBytes: 2 ** 32 + 2 ** 20,
+      capacitySource: 'oom' as const,
+      at: 'step <script> (train.py:9)',
+    };
+    const html = renderReport({
+      ...base,
+      workloads: [{ ...workload, torch: { oom, recordedOoms: [oom] } }],
+    });
+    expect(html).toContain('Out of memory, as recorded');
+    expect(html).toMatch(/out of memory recorded at entry 7: a 1\.00 GiB request on stream 0/);
+    expect(html).toContain('requested at step &lt;script&gt; (train.py:9)');
+  });
+});

@@ -14,7 +14,7 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type { LabResults, WorkloadResult } from '../run';
-import { TABLE_HEADER, tableRows } from '../tables';
+import { oomLines, TABLE_HEADER, tableRows } from '../tables';
 import { formatBytes, formatCount, formatPercent } from '../units';
 import { budgetLines } from '../workloads';
 import { CLIENT_SCRIPT } from './client-script';
@@ -149,6 +149,21 @@ function seconds(value: number | undefined): string {
   return value === undefined ? '' : `${value.toFixed(value < 10 ? 3 : 2)} s`;
 }
 
+/** The recording's out-of-memory errors, as the terminal says them (see `oomLines`). */
+function oomHtml(workload: WorkloadResult): string {
+  const ooms = workload.torch?.recordedOoms ?? [];
+  if (ooms.length === 0) return '';
+  const items = ooms
+    .map(
+      (oom) =>
+        `<li>${oomLines(oom)
+          .map((line) => escapeHtml(line.trim()))
+          .join('<br>')}</li>`,
+    )
+    .join('\n');
+  return `<div class="oom"><h3>Out of memory, as recorded</h3><ul>${items}</ul></div>`;
+}
+
 /** The diagnosis: the action first, then the split of reserved (a bar), the peak, the advice. */
 function diagnosisHtml(explain: Explanation): string {
   const d = explain.diagnosis;
@@ -230,6 +245,7 @@ canvas { display: block; border: 1px solid #ccc; }
 .legend-swatch { display: inline-block; width: 12px; height: 12px; vertical-align: -2px; margin: 0 4px 0 12px; border: 1px solid #999; }
 .targets td.met { color: #1a7f37; } .targets td.missed { color: #b42318; font-weight: 600; }
 code { background: #f3f3f3; padding: 1px 4px; border-radius: 3px; }
+.oom { background: #fff5f5; border: 1px solid #f1aeb5; border-radius: 6px; padding: 2px 14px; margin: 10px 0; }
 .diagnosis { background: #f6f8fa; border: 1px solid #d0d7de; border-radius: 6px; padding: 8px 14px; margin: 10px 0; }
 .diagnosis ul { margin: 6px 0; padding-left: 20px; } .diagnosis li { margin: 3px 0; }
 .diagnosis .action { font-size: 15px; margin: 4px 0 8px; } .diagnosis .advice { font-weight: 500; }
@@ -266,6 +282,7 @@ ${holdersTable(explain)}`
 <h2>${escapeHtml(workload.title)}</h2>
 <p class="muted">${escapeHtml(workload.description)}. ${formatCount(workload.events)} events, peak ${formatCount(workload.peakLiveBlocks)} live blocks, ${escapeHtml(formatBytes(workload.peakLiveBytes))} peak live.</p>
 ${explain ? diagnosisHtml(explain) : ''}
+${oomHtml(workload)}
 ${budget}
 ${table(workload)}
 <h3>Memory over time</h3>
