@@ -65,34 +65,26 @@ export interface OomFigures {
 
 /** The recorded OOMs of `trace`, each with its wall (see {@link OomFigures}). */
 export function oomFigures(trace: Trace, device?: DeviceModel): OomFigures[] {
-  return (trace.recordedOoms ?? []).map((oom) => {
-    const stated = device?.memory != null ? device.memory * (device.fraction ?? 1) : null;
-    const capacityBytes = stated ?? oom.capacityBytes ?? null;
-    return {
-      recorded: {
-        event: oom.entry,
-        sizeBytes: oom.sizeBytes,
-        stream: oom.stream,
-        deviceFreeBytes: oom.deviceFreeBytes ?? null,
-        reservedBytes: oom.reservedBytes,
-        allocatedBytes: oom.allocatedBytes,
-        ...(oom.timeUs !== undefined ? { timeUs: oom.timeUs } : {}),
-      },
-      capacityBytes,
-      capacitySource:
-        stated !== null
-          ? device?.fraction != null
-            ? '--fraction'
-            : '--memory'
-          : oom.capacityBytes !== undefined
-            ? 'oom'
-            : null,
-      ...(oom.frames && oom.frames.length > 0
-        ? { frames: oom.frames.map(frameText), at: frameText(topUserFrame(oom.frames)!) }
-        : {}),
-      ...(oom.problem ? { problem: oom.problem } : {}),
-    };
-  });
+  const memory = device?.memory ?? null;
+  const stated = memory !== null ? memory * (device?.fraction ?? 1) : null;
+  const statedBy = device?.fraction != null ? '--fraction' : '--memory';
+  return (trace.recordedOoms ?? []).map((oom) => ({
+    recorded: {
+      event: oom.entry,
+      sizeBytes: oom.sizeBytes,
+      stream: oom.stream,
+      deviceFreeBytes: oom.deviceFreeBytes ?? null,
+      reservedBytes: oom.reservedBytes,
+      allocatedBytes: oom.allocatedBytes,
+      ...(oom.timeUs !== undefined ? { timeUs: oom.timeUs } : {}),
+    },
+    capacityBytes: stated ?? oom.capacityBytes ?? null,
+    capacitySource: stated !== null ? statedBy : oom.capacityBytes !== undefined ? 'oom' : null,
+    ...(oom.frames && oom.frames.length > 0
+      ? { frames: oom.frames.map(frameText), at: frameText(topUserFrame(oom.frames)!) }
+      : {}),
+    ...(oom.problem ? { problem: oom.problem } : {}),
+  }));
 }
 
 /**

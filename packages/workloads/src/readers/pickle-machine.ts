@@ -25,7 +25,6 @@ import { readSmallDict, type SmallDict, smallDict } from './pickle-small-dict';
 import { INCOMPLETE, PickleState } from './pickle-state';
 import {
   decodeLong,
-  decodeUtf8,
   type MachineHooks,
   type MachineLimits,
   PDict,
@@ -68,11 +67,6 @@ export class PickleMachine extends PickleState {
   /** Whether STOP was read. */
   get stopped(): boolean {
     return this.done;
-  }
-
-  /** The value STOP popped (after {@link end}). */
-  get value(): unknown {
-    return this.result;
   }
 
   /** Takes the next chunk of the input (bytes after STOP are not read). */
@@ -165,6 +159,31 @@ export class PickleMachine extends PickleState {
     this.base = base + end;
   }
 
+  /**
+   * Pushes the string or bytes of opcode `op` at `p`: a length of `width` bytes at `q`, then the
+   * data; returns where the next opcode starts.
+   */
+  private pushText(
+    op: number,
+    buf: Uint8Array,
+    q: number,
+    end: number,
+    p: number,
+    width: number,
+  ): number {
+    this.need(q, width, end, p);
+    const n =
+      width === 1
+        ? buf[q]!
+        : width === 4
+          ? this.view.getUint32(q, true)
+          : Number(this.view.getBigUint64(q, true));
+    this.checkLength(n);
+    this.need(q + width, n, end, p);
+    this.pushValue(text(op, buf, q + width, n));
+    return q + width + n;
+  }
+
   /** Runs the opcode at `p`; returns where the next one starts. */
   private step(buf: Uint8Array, p: number, end: number): number {
     const op = buf[p]!;
@@ -241,45 +260,18 @@ export class PickleMachine extends PickleState {
         this.need(q, 8, end, p);
         this.pushValue(this.view.getFloat64(q, false));
         return q + 8;
-      case 0x8c: {
-        // SHORT_BINUNICODE
-        this.need(q, 1, end, p);
-        const n = buf[q]!;
-        this.need(q + 1, n, end, p);
-        this.pushValue(decodeUtf8(buf, q + 1, n));
-        return q + 1 + n;
-      }
+      case 0x8c: // SHORT_BINUNICODE
+      case 0x43: // SHORT_BINBYTES
+      case 0x55: // SHORT_BINSTRING
+        return this.pushText(op, buf, q, end, p, 1);
       case 0x58: // BINUNICODE
       case 0x42: // BINBYTES
-      case 0x54: {
-        // BINSTRING
-        this.need(q, 4, end, p);
-        const n = this.view.getUint32(q, true);
-        this.checkLength(n);
-        this.need(q + 4, n, end, p);
-        this.pushValue(text(op, buf, q + 4, n));
-        return q + 4 + n;
-      }
+      case 0x54: // BINSTRING
+        return this.pushText(op, buf, q, end, p, 4);
       case 0x8d: // BINUNICODE8
       case 0x8e: // BINBYTES8
-      case 0x96: {
-        // BYTEARRAY8
-        this.need(q, 8, end, p);
-        const n = Number(this.view.getBigUint64(q, true));
-        this.checkLength(n);
-        this.need(q + 8, n, end, p);
-        this.pushValue(text(op, buf, q + 8, n));
-        return q + 8 + n;
-      }
-      case 0x43: // SHORT_BINBYTES
-      case 0x55: {
-        // SHORT_BINSTRING
-        this.need(q, 1, end, p);
-        const n = buf[q]!;
-        this.need(q + 1, n, end, p);
-        this.pushValue(text(op, buf, q + 1, n));
-        return q + 1 + n;
-      }
+      case 0x96: // BYTEARRAY8
+        return this.pushText(op, buf, q, end, p, 8);
       case 0x5d: // EMPTY_LIST
         this.pushValue(new PList());
         return q;

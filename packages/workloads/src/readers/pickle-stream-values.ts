@@ -101,7 +101,7 @@ export function machineTypeOf(value: unknown): string {
 
 /** A string or bytes value of opcode `op` from `n` bytes at `at`. */
 export function text(op: number, buf: Uint8Array, at: number, n: number): string | Uint8Array {
-  if (op === 0x58 || op === 0x8d) return decodeUtf8(buf, at, n);
+  if (op === 0x8c || op === 0x58 || op === 0x8d) return decodeUtf8(buf, at, n);
   if (op === 0x54 || op === 0x55) return latin1.decode(buf.subarray(at, at + n));
   return buf.slice(at, at + n);
 }

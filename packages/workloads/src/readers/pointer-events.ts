@@ -14,13 +14,8 @@
  * ```
  */
 import { TraceFormatError, type TraceLocationUnit } from '../errors';
-import {
-  DEFAULT_MAX_EVENTS,
-  type StackFrame,
-  type Trace,
-  TraceBuilder,
-  type TraceMeta,
-} from '../trace';
+import { DEFAULT_MAX_EVENTS, type Trace, TraceBuilder, type TraceMeta } from '../trace';
+import { StackFrames, type StackTable } from './stack-table';
 
 /** A block allocated before the window began. */
 export interface PreexistingBlock {
@@ -29,6 +24,8 @@ export interface PreexistingBlock {
   readonly size: number;
   /** Dense stream id. */
   readonly stream: number;
+  /** Its stack in the build's stack table (0 for none), when the recording states it. */
+  readonly stack?: number;
 }
 
 const ALLOC = 0;
@@ -50,8 +47,8 @@ export class PointerEvents {
   private readonly preexisting: PreexistingBlock[] = [];
   /** Time of each event in µs (NaN where none was stamped); null until one is. */
   private times: Float64Array | null = null;
-  /** Stack frames of allocations, by event index. */
-  private readonly framesAt = new Map<number, readonly StackFrame[]>();
+  /** Stack of each allocation in the build's stack table (0 for none); null until one is stamped. */
+  private stacks: Int32Array | null = null;
 
   /**
    * @param source - label for error messages.
@@ -153,10 +150,11 @@ export class PointerEvents {
   }
 
   /**
-   * Stamps the last event with its time (µs) and, for an allocation, the stack frames it was
-   * recorded with: the built trace carries them as {@link Trace.time} and {@link Trace.frames}.
+   * Stamps the last event with its time (µs) and, for an allocation, the stack it was recorded
+   * with (in the stack table {@link build} is given): the built trace carries them as
+   * {@link Trace.time} and {@link Trace.frames}.
    */
-  stamp(time: number, frames?: readonly StackFrame[]): void {
+  stamp(time: number, stack = 0): void {
     const at = this.count - 1;
     if (at < 0) return;
     if (Number.isFinite(time)) {
@@ -166,8 +164,9 @@ export class PointerEvents {
       }
       this.times[at] = time;
     }
-    if (frames !== undefined && frames.length > 0 && this.ops[at] === ALLOC) {
-      this.framesAt.set(at, frames);
+    if (stack > 0 && this.ops[at] === ALLOC) {
+      this.stacks ??= new Int32Array(this.ops.length);
+      this.stacks[at] = stack;
     }
   }
 
@@ -180,8 +179,8 @@ export class PointerEvents {
    * A block live for the whole window (allocated before it, never freed in it), known from the
    * recording's end state: it gets a leading allocation like a pre-existing block that is freed.
    */
-  liveThroughout(address: number, size: number, stream: number): void {
-    this.preexisting.push({ address, size, stream });
+  liveThroughout(address: number, size: number, stream: number, stack = 0): void {
+    this.preexisting.push({ address, size, stream, ...(stack > 0 ? { stack } : {}) });
   }
 
   /**
@@ -211,14 +210,23 @@ export class PointerEvents {
     return this.preexisting;
   }
 
-  /** Builds the trace: pre-existing blocks first, then the events in order. */
-  build(name: string, meta: TraceMeta = {}): Trace {
+  /**
+   * Builds the trace: pre-existing blocks first, then the events in order. `stackTable` is the
+   * table the stamped stacks index, for {@link Trace.frames}.
+   */
+  build(name: string, meta: TraceMeta = {}, stackTable?: StackTable): Trace {
     const builder = new TraceBuilder(this.source, this.maxEvents);
     const preexistingIds = this.preexisting.map((block) =>
       builder.alloc(block.size, 0, block.stream),
     );
     const blockAt = new Map<number, number>();
-    const frames = new Map<number, readonly StackFrame[]>();
+    // Each block's stack, by block id: the pre-existing blocks' first, then the allocations'.
+    const stackOf = new Int32Array(preexistingIds.length + this.count);
+    let stacked = false;
+    for (const [id, block] of this.preexisting.entries()) {
+      stackOf[preexistingIds[id]!] = block.stack ?? 0;
+      stacked ||= (block.stack ?? 0) > 0;
+    }
     let preexistingBytes = 0;
     for (const block of this.preexisting) preexistingBytes += block.size;
     for (let i = 0; i < this.count; i++) {
@@ -226,8 +234,7 @@ export class PointerEvents {
       if (this.ops[i] === ALLOC) {
         const id = builder.alloc(this.sizes[i]!, 0, this.streams[i]!);
         blockAt.set(address, id);
-        const stack = this.framesAt.get(i);
-        if (stack !== undefined) frames.set(id, stack);
+        if (this.stacks !== null) stackOf[id] = this.stacks[i]!;
       } else {
         const pre = this.preexistingOf[i]!;
         if (pre >= 0) {
@@ -245,10 +252,14 @@ export class PointerEvents {
       preexistingBytes,
     });
     const time = this.timeline(trace.length);
+    const frames =
+      stackTable !== undefined && (stacked || this.stacks !== null)
+        ? new StackFrames(stackTable, stackOf.subarray(0, trace.allocCount))
+        : null;
     return {
       ...trace,
       ...(time !== null ? { time } : {}),
-      ...(frames.size > 0 ? { frames } : {}),
+      ...(frames !== null ? { frames } : {}),
     };
   }
 
@@ -303,6 +314,7 @@ export class PointerEvents {
     this.streams = widen(this.streams);
     this.locations = widen(this.locations);
     this.preexistingOf = widen(this.preexistingOf);
+    if (this.stacks !== null) this.stacks = widen(this.stacks);
     if (this.times !== null) {
       const times = new Float64Array(capacity);
       times.fill(Number.NaN);

@@ -1,34 +1,10 @@
 /**
- * What a snapshot's trace carries beside its events, from the device's entry columns: each block's
- * stack, PyTorch's own reserved line, and the out-of-memory errors the recording holds.
+ * What a snapshot's trace carries beside its events, from the device's entry columns: PyTorch's own
+ * reserved line, and the out-of-memory errors the recording holds.
  */
 import type { RecordedOom, Trace } from '../trace';
 import type { SnapshotColumns } from './snapshot-columns';
-import { StackFrames, type StackTable } from './stack-table';
-
-/**
- * The stacks of a built trace's blocks: `leadingStacks[b]` is the stack of block `b` live at the
- * start (its leading allocation), and `stackOfEvent[i]` the stack of pointer event `i`, which became
- * trace event `leadingStacks.length + i`; allocation events take block ids in order.
- */
-export function blockStacks(
-  trace: Trace,
-  leadingStacks: readonly number[],
-  stackOfEvent: readonly number[],
-  stacks: StackTable,
-): StackFrames | null {
-  if (stackOfEvent.length === 0 && !leadingStacks.some((stack) => stack > 0)) return null;
-  const leading = leadingStacks.length;
-  const byBlock = new Int32Array(trace.allocCount);
-  let block = -1;
-  for (let i = 0; i < trace.length; i++) {
-    if (trace.kind[i] !== 0) continue;
-    block++;
-    const stack = i < leading ? leadingStacks[i] : stackOfEvent[i - leading];
-    if (stack !== undefined) byBlock[block] = stack;
-  }
-  return new StackFrames(stacks, byBlock);
-}
+import type { StackTable } from './stack-table';
 
 /**
  * PyTorch's reserved bytes after each of a trace's `length` events: `atStart` through the `leading`

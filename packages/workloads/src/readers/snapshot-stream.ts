@@ -104,6 +104,9 @@ export class SnapshotStream {
   private readonly maxEvents: number;
   /** Entries read so far, over every device. */
   entries = 0;
+  /** The stack of the entry being added, and its reader (one function for every entry). */
+  private stack = 0;
+  private readonly stackOfEntry = () => this.stack;
 
   constructor(options: SnapshotStreamOptions = {}) {
     this.name = options.name ?? 'snapshot';
@@ -192,8 +195,8 @@ export class SnapshotStream {
       return CONSUMED;
     }
     const columns = sink ?? this.deviceColumns(list);
-    const stack = this.stackOfFrames(value.get('frames'), KEEPS_STACK.has(value.get('action')));
-    columns.add(value, field, machineTypeOf, () => stack);
+    this.stack = this.stackOfFrames(value.get('frames'), KEEPS_STACK.has(value.get('action')));
+    columns.add(value, field, machineTypeOf, this.stackOfEntry);
     this.entries++;
     this.machine.forget(value.memo);
     this.machine.release(value.pairs.length);

@@ -37,7 +37,7 @@ import type { RecordedSegment, StartBlock, StartSegment, StartState, Trace } fro
 import { typeOf, type UnpickledValue } from './pickle';
 import { PointerEvents, parseAddress } from './pointer-events';
 import { Action, numberOf, SnapshotColumns } from './snapshot-columns';
-import { blockStacks, oomsOf, reservedLine, type SegmentEvent } from './snapshot-figures';
+import { oomsOf, reservedLine, type SegmentEvent } from './snapshot-figures';
 import type { SnapshotRecords } from './snapshot-stream';
 import { type FrameRef, StackTable } from './stack-table';
 
@@ -247,7 +247,6 @@ function deviceTrace(columns: SnapshotColumns, context: DeviceContext): Trace | 
   /** Each `oom` entry: its index, the pointer events before it, the segment growth before it. */
   const oomAt: { entry: number; before: number; delta: number }[] = [];
   const { action: actions, addr: addrs, size: sizes, time: times, problems } = columns;
-  const stackOfEvent: number[] = [];
   for (let index = 0; index < columns.length; index++) {
     const at = index + 1;
     const action = actions[index]!;
@@ -297,9 +296,7 @@ function deviceTrace(columns: SnapshotColumns, context: DeviceContext): Trace | 
     if (isAlloc) {
       if (size === 0) continue;
       events.alloc(address, size, stream, at);
-      events.stamp(time);
-      const stack = columns.stack[index]!;
-      if (stack > 0) stackOfEvent[events.length - 1] = stack;
+      events.stamp(time, columns.stack[index]!);
     } else {
       if (size === 0 && !events.isLive(address)) continue;
       events.free(address, size, stream, at);
@@ -313,43 +310,35 @@ function deviceTrace(columns: SnapshotColumns, context: DeviceContext): Trace | 
   // growth inside the window; without a segments list, the least that keeps the sum non-negative.
   const atEnd = context.reservedAtEnd;
   const atStart = atEnd !== undefined ? Math.max(0, atEnd - segmentDelta) : -minDelta;
-  const trace = events.build(context.name, {
-    format: 'torch-snapshot',
-    source: context.snapshotName,
-    device: context.device,
-    freeAction: freeAction === Action.free_completed ? 'free_completed' : 'free_requested',
-    torchSegmentAllocs: segmentAllocs,
-    torchSegmentFrees: segmentFrees,
-    torchReservedAtStartBytes: atStart,
-    torchPeakReservedBytes: atStart + maxDelta,
-    torchReservedAtEndBytes: atEnd ?? atStart + segmentDelta,
-    torchOoms: ooms,
-    ...(Number.isFinite(firstTime) ? { durationUs: lastTime - firstTime } : {}),
-    ...(context.allocConf !== undefined ? { torchAllocConf: context.allocConf } : {}),
-    startState: typeof start === 'string' ? start : start.fidelity,
-  });
+  const trace = events.build(
+    context.name,
+    {
+      format: 'torch-snapshot',
+      source: context.snapshotName,
+      device: context.device,
+      freeAction: freeAction === Action.free_completed ? 'free_completed' : 'free_requested',
+      torchSegmentAllocs: segmentAllocs,
+      torchSegmentFrees: segmentFrees,
+      torchReservedAtStartBytes: atStart,
+      torchPeakReservedBytes: atStart + maxDelta,
+      torchReservedAtEndBytes: atEnd ?? atStart + segmentDelta,
+      torchOoms: ooms,
+      ...(Number.isFinite(firstTime) ? { durationUs: lastTime - firstTime } : {}),
+      ...(context.allocConf !== undefined ? { torchAllocConf: context.allocConf } : {}),
+      startState: typeof start === 'string' ? start : start.fidelity,
+    },
+    context.stacks,
+  );
   const leading = events.preexistingBlocks().length;
   const recordedSegments: RecordedSegment[] = segmentEvents
     .filter((event) => event.grow)
     .map((event) => ({ event: leading + event.at, size: event.size }));
-  // Blocks live throughout the window have the stacks the end state gives them.
-  const endStacks = new Map<number, number>();
-  for (const segment of endSegments) {
-    for (const block of segment.blocks) {
-      if (block.active && block.stack > 0) endStacks.set(block.address, block.stack);
-    }
-  }
-  const leadingStacks = events
-    .preexistingBlocks()
-    .map((block) => endStacks.get(block.address) ?? 0);
-  const frames = blockStacks(trace, leadingStacks, stackOfEvent, context.stacks);
   const recordedOoms = oomsOf(columns, oomAt, trace, leading, atStart, context.stacks);
   return {
     ...trace,
     ...(typeof start === 'string' ? {} : { start }),
     recordedSegments,
     recordedReserved: reservedLine(trace.length, leading, atStart, segmentEvents),
-    ...(frames !== null ? { frames } : {}),
     ...(recordedOoms.length > 0 ? { recordedOoms } : {}),
   };
 }
@@ -430,7 +419,12 @@ function startState(
   for (const segment of endSegments) {
     for (const block of segment.blocks) {
       if (block.active && !events.isLive(block.address)) {
-        events.liveThroughout(block.address, block.requested, events.streamId(segment.stream));
+        events.liveThroughout(
+          block.address,
+          block.requested,
+          events.streamId(segment.stream),
+          block.stack,
+        );
         exactSize.set(block.address, block.size);
       }
     }

@@ -78,8 +78,8 @@ export async function streamTraces(
   const report = (done: boolean) =>
     options.onProgress?.({ bytesRead, totalBytes, bytesDecoded, events: entries, done });
   const source = chunks[Symbol.asyncIterator]();
-  async function* counted(first: Uint8Array | null): AsyncGenerator<Uint8Array> {
-    if (first !== null) yield first;
+  async function* counted(first: Uint8Array): AsyncGenerator<Uint8Array> {
+    yield first;
     for (;;) {
       const next = await source.next();
       if (next.done) return;
