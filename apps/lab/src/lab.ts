@@ -16,7 +16,14 @@ import { type Trace, trainingLoop } from '@allot/workloads';
 import { capacities } from './capacity';
 import { inFiles, reportFailure } from './failure';
 import { checkMemoryHoldsTrace, checkOutFolder, readTraceFiles } from './input';
-import { EXIT_FAILED_ALLOCATIONS, EXIT_OK, HELP, type LabOptions, parseArguments } from './options';
+import {
+  EXIT_FAILED_ALLOCATIONS,
+  EXIT_OK,
+  HELP,
+  type LabOptions,
+  parseArguments,
+  UsageError,
+} from './options';
 import { progressReporter } from './progress';
 import { ALL_ROWS, cachingRow, findRow, type LabRow, ROWS } from './registry';
 import { writeExports } from './report/exports';
@@ -425,6 +432,8 @@ export async function lab(argv: readonly string[], io: LabIo): Promise<number> {
         }));
         return runAndReport(inputs, argv, options, io);
       }
+      case 'merge':
+        throw new UsageError('merge: not built yet');
       case 'tune':
       case 'capacity': {
         const trace =

@@ -110,7 +110,7 @@ describe('parseArguments', () => {
     expect(usageError(['--seed', 'x'])).toMatch(/--seed expects a non-negative integer/);
     expect(usageError(['--out'])).toMatch(/--out needs a value/);
     expect(usageError(['replay'])).toMatch(/replay needs at least one trace file/);
-    expect(usageError(['tune', 'a', 'b'])).toMatch(/tune takes one trace file/);
+    expect(usageError(['capacity', 'a', 'b'])).toMatch(/capacity takes one trace file/);
     expect(usageError(['frobnicate'])).toMatch(/unknown command 'frobnicate'/);
     expect(usageError(['--format', 'pcap', 'replay', 'x'])).toMatch(/--format expects one of/);
     expect(usageError(['--json=yes'])).toMatch(/unknown option '--json=yes'/);
@@ -167,5 +167,47 @@ describe('sizes', () => {
     expect(formatBytes(1536)).toBe('1.50 KiB');
     expect(formatBytes(8.39 * 2 ** 30)).toBe('8.39 GiB');
     expect(formatBytes(150 * 2 ** 20)).toBe('150 MiB');
+  });
+});
+
+describe('parseArguments: a job of many ranks', () => {
+  it('reads --jobs, --step, --shard and --force for replay and tune', () => {
+    const options = parseArguments([
+      'tune',
+      'dir',
+      '--jobs',
+      '3',
+      '--step',
+      '20',
+      '--shard',
+      '1/4',
+      '--force',
+    ]);
+    expect(options).toMatchObject({
+      jobs: 3,
+      step: 20,
+      shard: { index: 1, count: 4 },
+      force: true,
+    });
+    const plain = parseArguments(['tune', 'a', 'b']);
+    expect(plain.files).toEqual(['a', 'b']);
+    expect(plain).toMatchObject({ step: null, shard: null, force: false });
+    expect(plain.jobs).toBeGreaterThanOrEqual(1);
+  });
+
+  it('refuses a bad --jobs, --step or --shard, and job options elsewhere', () => {
+    expect(usageError(['tune', 'd', '--jobs', '0'])).toMatch(
+      /--jobs expects a whole number of at least 1/,
+    );
+    expect(usageError(['tune', 'd', '--step', 'x'])).toMatch(/--step expects a whole number/);
+    expect(usageError(['tune', 'd', '--shard', '4/4'])).toMatch(
+      /--shard expects I\/N with 0 <= I < N/,
+    );
+    expect(usageError(['tune', 'd', '--shard', '1'])).toMatch(/--shard expects I\/N/);
+    expect(usageError(['capacity', 'd', '--jobs', '2'])).toMatch(
+      /--jobs is an option of replay and tune/,
+    );
+    expect(usageError(['merge'])).toMatch(/merge needs the --json outputs/);
+    expect(parseArguments(['merge', 'a.json', 'b.json']).files).toEqual(['a.json', 'b.json']);
   });
 });

@@ -2,6 +2,7 @@
  * Command-line arguments of `allot-lab`: the command, its files and options, checked before anything
  * runs. Every mistake is a {@link UsageError} (exit status 2) that says what was expected.
  */
+import { availableParallelism } from 'node:os';
 import { parseArgs } from 'node:util';
 import { type AllocatorSettings, parseAllocConf } from '@allot/caching';
 import { TRACE_FORMATS, type TraceFormat } from '@allot/workloads';
@@ -10,7 +11,15 @@ import { parseSize } from './units';
 import { WORKLOAD_IDS } from './workloads';
 
 /** The commands. `run` is the default (no command given). */
-export type Command = 'run' | 'replay' | 'tune' | 'capacity' | 'help' | 'list' | 'version';
+export type Command =
+  | 'run'
+  | 'replay'
+  | 'tune'
+  | 'capacity'
+  | 'merge'
+  | 'help'
+  | 'list'
+  | 'version';
 
 /** Parsed arguments. */
 export interface LabOptions {
@@ -43,6 +52,20 @@ export interface LabOptions {
   readonly devices: readonly string[] | null;
   /** `--export` formats (run, replay): files per allocator row under DIR/exports. */
   readonly exports: readonly ExportFormat[];
+  /** `--jobs N`: worker threads of a job (one rank each). @defaultValue the machine's cores */
+  readonly jobs: number;
+  /** `--step N`: the step of a job's snapshots to read, or null for the newest. */
+  readonly step: number | null;
+  /** `--shard I/N`: this machine's share of a job's ranks, or null for all of them. */
+  readonly shard: Shard | null;
+  /** `--force`: tune a job's ranks as one although they were recorded with different settings. */
+  readonly force: boolean;
+}
+
+/** `--shard I/N`: the I-th of N equal runs of a job's ranks (I from 0). */
+export interface Shard {
+  readonly index: number;
+  readonly count: number;
 }
 
 /** `--export` formats: a PyTorch snapshot pickle (memory_viz) and a VMA JSON dump, per row. */
@@ -63,7 +86,7 @@ export const EXIT_OK = 0;
 export const EXIT_FAILED_ALLOCATIONS = 1;
 export const EXIT_BAD_INPUT = 2;
 
-const COMMANDS: readonly Command[] = ['run', 'replay', 'tune', 'capacity', 'help', 'list'];
+const COMMANDS: readonly Command[] = ['run', 'replay', 'tune', 'capacity', 'merge', 'help', 'list'];
 
 /** The options, in `node:util` `parseArgs` terms. */
 const OPTIONS = {
@@ -79,6 +102,10 @@ const OPTIONS = {
   format: { type: 'string' },
   'max-input': { type: 'string' },
   device: { type: 'string' },
+  jobs: { type: 'string' },
+  step: { type: 'string' },
+  shard: { type: 'string' },
+  force: { type: 'boolean' },
   json: { type: 'boolean' },
   quick: { type: 'boolean' },
   'no-report': { type: 'boolean' },
@@ -178,15 +205,21 @@ export function parseArguments(argv: readonly string[]): LabOptions {
   if (flags.has('--help')) command = 'help';
   if (command === 'run' && positional.length > 0) {
     throw new UsageError(
-      `unknown command '${positional[0]}': expected replay, tune, capacity, list or help (or no command for the built-in workloads)`,
+      `unknown command '${positional[0]}': expected replay, tune, capacity, merge, list or help (or no command for the built-in workloads)`,
     );
   }
   if (command === 'replay' && positional.length === 0) {
     throw new UsageError('replay needs at least one trace file: allot-lab replay FILE...');
   }
-  if ((command === 'tune' || command === 'capacity') && positional.length > 1) {
-    throw new UsageError(`${command} takes one trace file (or none for the training workload)`);
+  if (command === 'capacity' && positional.length > 1) {
+    throw new UsageError('capacity takes one trace file (or none for the training workload)');
   }
+  if (command === 'merge' && positional.length === 0) {
+    throw new UsageError(
+      "merge needs the --json outputs of a job's shards: allot-lab merge RESULTS.json...",
+    );
+  }
+  const job = jobOptions(command, values, flags);
   const seedText = values.get('--seed');
   let seed = 1;
   if (seedText !== undefined) {
@@ -255,6 +288,55 @@ export function parseArguments(argv: readonly string[]): LabOptions {
     debug: flags.has('--debug'),
     devices: devicesOf(values.get('--device')),
     exports: EXPORT_FORMATS.filter((format) => exports.includes(format)),
+    ...job,
+  };
+}
+
+/** A whole number from `text`, at least `least`, else a UsageError naming `option`. */
+function wholeNumber(option: string, text: string, least: number): number {
+  const value = Number(text);
+  if (!/^\d+$/.test(text) || !Number.isSafeInteger(value) || value < least) {
+    throw new UsageError(`${option} expects a whole number of at least ${least}, got '${text}'`);
+  }
+  return value;
+}
+
+/** The options of a job (`--jobs`, `--step`, `--shard`, `--force`): replay and tune only. */
+function jobOptions(
+  command: Command,
+  values: ReadonlyMap<string, string>,
+  flags: ReadonlySet<string>,
+): Pick<LabOptions, 'jobs' | 'step' | 'shard' | 'force'> {
+  const given = ['--jobs', '--step', '--shard'].filter((name) => values.has(name));
+  if (flags.has('--force')) given.push('--force');
+  const jobCommand = command === 'replay' || command === 'tune';
+  if (
+    given.length > 0 &&
+    !jobCommand &&
+    !(command === 'merge' && given.every((g) => g === '--force'))
+  ) {
+    throw new UsageError(`${given[0]} is an option of replay and tune (a job of many ranks)`);
+  }
+  const shardText = values.get('--shard');
+  let shard: Shard | null = null;
+  if (shardText !== undefined) {
+    const match = /^(\d+)\/(\d+)$/.exec(shardText);
+    const index = Number(match?.[1]);
+    const count = Number(match?.[2]);
+    if (!match || !(count >= 1) || !(index < count)) {
+      throw new UsageError(
+        `--shard expects I/N with 0 <= I < N (this run's share of the ranks, I from 0), got '${shardText}'`,
+      );
+    }
+    shard = { index, count };
+  }
+  const jobsText = values.get('--jobs');
+  const stepText = values.get('--step');
+  return {
+    jobs: jobsText === undefined ? availableParallelism() : wholeNumber('--jobs', jobsText, 1),
+    step: stepText === undefined ? null : wholeNumber('--step', stepText, 0),
+    shard,
+    force: flags.has('--force'),
   };
 }
 
@@ -266,6 +348,9 @@ Usage
   allot-lab replay FILE... [options]   replay trace files (format detected from the content)
   allot-lab tune [FILE] [options]      search the caching pool's PYTORCH_CUDA_ALLOC_CONF for the lowest
                                        peak reserved memory (no FILE: the built-in training workload)
+  allot-lab replay|tune DIR [options]  a job: one snapshot per rank in DIR (or a glob, or several
+                                       files named by rank), one row per rank, one setting for all
+  allot-lab merge RESULTS.json...      one job's answer from the --json outputs of its shards
   allot-lab capacity [FILE] [options]  per allocator, the smallest capacity without a failed allocation
   allot-lab list                       allocators and workloads
   allot-lab help                       this text
@@ -304,6 +389,12 @@ Options
   --device LIST      profiler traces: the devices to replay, comma-separated: all, cuda, hip, cpu,
                      or names such as cuda:1 (default: the GPUs PyTorch's caching allocator
                      manages: CUDA, and HIP on ROCm)
+  --jobs N           a job: ranks read and replayed at once, one worker thread each (default: the
+                     machine's cores)
+  --step N           a job: the snapshots of step N (default: the newest step the folder holds)
+  --shard I/N        a job: only the I-th of N equal shares of the ranks (I from 0), for one machine
+                     of many; allot-lab merge joins their --json outputs
+  --force            tune a job whose ranks were recorded with different settings as one
   --debug            on a failure, print its stack trace too
   -V, --version      print the version
   -h, --help         this text
