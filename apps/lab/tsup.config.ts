@@ -1,8 +1,13 @@
 import { libraryConfig } from '@allot/tooling/tsup';
 
-// The CLI, and the strategy table the benchmarks share (with its declarations).
+// The CLI, the worker thread of a job (dist/job-worker.js, which the CLI finds beside itself), and
+// the strategy table the benchmarks share (with its declarations).
 export default libraryConfig({
-  entry: ['src/cli.ts', 'src/strategies.ts'],
+  entry: {
+    cli: 'src/cli.ts',
+    'job-worker': 'src/job/worker.ts',
+    strategies: 'src/strategies.ts',
+  },
   format: ['esm'],
   dts: { entry: { strategies: 'src/strategies.ts' } },
 });

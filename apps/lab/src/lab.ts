@@ -16,14 +16,9 @@ import { type Trace, trainingLoop } from '@allot/workloads';
 import { capacities } from './capacity';
 import { inFiles, reportFailure } from './failure';
 import { checkMemoryHoldsTrace, checkOutFolder, readTraceFiles } from './input';
-import {
-  EXIT_FAILED_ALLOCATIONS,
-  EXIT_OK,
-  HELP,
-  type LabOptions,
-  parseArguments,
-  UsageError,
-} from './options';
+import { jobCommand, mergeCommand } from './job/command';
+import { isJob as isJobInput } from './job/layout';
+import { EXIT_FAILED_ALLOCATIONS, EXIT_OK, HELP, type LabOptions, parseArguments } from './options';
 import { progressReporter } from './progress';
 import { ALL_ROWS, cachingRow, findRow, type LabRow, ROWS } from './registry';
 import { writeExports } from './report/exports';
@@ -391,6 +386,12 @@ function capacityCommand(trace: Trace, options: LabOptions, io: LabIo): number {
   return EXIT_OK;
 }
 
+/** Whether the command's files are a job of many ranks (job/layout.ts says when). */
+function isJob(options: LabOptions, io: LabIo): boolean {
+  const forced = options.shard !== null || options.step !== null;
+  return isJobInput(options.command, options.files, io.cwd ?? process.cwd(), forced);
+}
+
 /** Runs `allot-lab` with `argv` (arguments after the script); returns the exit status. */
 export async function lab(argv: readonly string[], io: LabIo): Promise<number> {
   let files: readonly string[] = [];
@@ -421,6 +422,7 @@ export async function lab(argv: readonly string[], io: LabIo): Promise<number> {
         return runAndReport(inputs, argv, options, io);
       }
       case 'replay': {
+        if (isJob(options, io)) return await jobCommand(options, argv, io);
         const traces = await loadFiles(options.files, options, io);
         const inputs = traces.map((trace) => ({
           id: trace.name,
@@ -433,9 +435,10 @@ export async function lab(argv: readonly string[], io: LabIo): Promise<number> {
         return runAndReport(inputs, argv, options, io);
       }
       case 'merge':
-        throw new UsageError('merge: not built yet');
+        return mergeCommand(options, argv, io);
       case 'tune':
       case 'capacity': {
+        if (isJob(options, io)) return await jobCommand(options, argv, io);
         const trace =
           options.files.length > 0
             ? (await loadFiles(options.files, options, io)).reduce((a, b) =>

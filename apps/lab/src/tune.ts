@@ -80,6 +80,12 @@ export function runPool(
 /** Values of `max_split_size_mb` the searches try (PyTorch's minimum is 20). */
 export const MAX_SPLIT_VALUES_MB = [20, 32, 64, 128, 256, 512, 1024, 4096] as const;
 
+/** Values of `roundup_power2_divisions` the searches try (0: PyTorch's default, no rounding). */
+export const ROUNDUP_DIVISIONS = [0, 2, 4, 8, 16] as const;
+
+/** Values of `garbage_collection_threshold` the searches try under a fraction (0: off). */
+export const GARBAGE_COLLECTION_THRESHOLDS = [0, 0.5, 0.7, 0.9] as const;
+
 const tunedCache = new WeakMap<Trace, number | null>();
 
 /**
@@ -123,7 +129,7 @@ const KNOBS: readonly Knob[] = [
   },
   {
     name: 'roundup_power2_divisions',
-    values: [0, 2, 4, 8, 16].map((d) => ({
+    values: ROUNDUP_DIVISIONS.map((d) => ({
       roundupPower2Divisions: DEFAULT_SETTINGS.roundupPower2Divisions.map(() => d),
     })),
   },
@@ -135,7 +141,7 @@ const KNOBS: readonly Knob[] = [
 
 const GARBAGE_COLLECTION_KNOB: Knob = {
   name: 'garbage_collection_threshold',
-  values: [0, 0.5, 0.7, 0.9].map((t) => ({ garbageCollectionThreshold: t })),
+  values: GARBAGE_COLLECTION_THRESHOLDS.map((t) => ({ garbageCollectionThreshold: t })),
 };
 
 /** Where the device's figures came from. */

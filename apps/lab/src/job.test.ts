@@ -1,0 +1,192 @@
+/**
+ * A job of four ranks in torchtitan's layout, built from the real H100 snapshots of
+ * ../shared/traces/pytorch-h100 (linked into a temporary folder, never committed; skipped when the
+ * folder is absent). The tests run the source, so the ranks run one after another in the process
+ * (pool.ts); `job-cli.test.ts` runs the built CLI with worker threads.
+ */
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import type { JobResults } from './job/results';
+import { lab } from './lab';
+import { EXIT_BAD_INPUT, EXIT_OK } from './options';
+import { Capture } from './test-capture';
+
+const here = dirname(fileURLToPath(import.meta.url));
+export const H100 = join(here, '..', '..', '..', '..', 'shared', 'traces', 'pytorch-h100');
+const TRAIN = join(H100, 'train-default.pickle.gz');
+const INFER = join(H100, 'infer-default.pickle.gz');
+const present = existsSync(TRAIN) && existsSync(INFER);
+
+async function run(argv: string[], cwd: string) {
+  const stdout = new Capture();
+  const stderr = new Capture();
+  const status = await lab([...argv, '--quiet'], { stdout, stderr, cwd });
+  return { status, stdout: stdout.text, stderr: stderr.text };
+}
+
+/** A torchtitan snapshot folder: memory_snapshot/step_N/RRRRRR_step_N.pickle.gz → `files[R]`. */
+export function torchtitanJob(files: readonly string[], step = 10): string {
+  const root = mkdtempSync(join(tmpdir(), 'allot-job-'));
+  const folder = join(root, 'memory_snapshot', `step_${step}`);
+  mkdirSync(folder, { recursive: true });
+  files.forEach((file, rank) => {
+    symlinkSync(file, join(folder, `${String(rank).padStart(6, '0')}_step_${step}.pickle.gz`));
+  });
+  return root;
+}
+
+/** A rank's figures without the time it took (which differs between runs). */
+function figures(job: JobResults) {
+  return job.ranks.map(({ seconds: _seconds, ...rank }) => rank);
+}
+
+describe.skipIf(!present)('a job of four H100 ranks (torchtitan layout)', () => {
+  // Three training ranks and one serving rank: the training ranks are the largest.
+  const root = present ? torchtitanJob([TRAIN, INFER, TRAIN, TRAIN]) : '';
+  let whole: JobResults;
+
+  it('tune DIR --json: one setting for every rank, the worst rank no worse than with the defaults', async () => {
+    const result = await run(['tune', 'memory_snapshot', '--json'], root);
+    expect(result.stderr).toBe('');
+    expect(result.status).toBe(EXIT_OK);
+    whole = JSON.parse(result.stdout) as JobResults;
+    expect(typeof whole.allocConf).toBe('string');
+    expect(whole.allocConf).not.toBe('');
+    expect(whole.ranks.map((rank) => rank.rank)).toEqual([0, 1, 2, 3]);
+    expect(whole.ranks[1]!.file).toBe('memory_snapshot/step_10/000001_step_10.pickle.gz');
+    expect(whole.input).toMatchObject({ naming: 'torchtitan', step: 10 });
+    const worst = Math.max(...whole.ranks.map((rank) => rank.peakReservedBytes!));
+    const worstDefaults = Math.max(...whole.ranks.map((rank) => rank.defaultsPeakReservedBytes!));
+    expect(worst).toBeLessThan(worstDefaults);
+    for (const rank of whole.ranks) {
+      expect(rank.peakReservedBytes!).toBeLessThanOrEqual(rank.defaultsPeakReservedBytes!);
+      expect(rank.candidatePeakReservedBytes).toHaveLength(whole.candidates.length);
+      expect(rank.failures).toBe(0);
+    }
+    expect(whole.advice!.worst.peakReservedBytes).toBe(worst);
+  });
+
+  it('gives each rank the peak that replay THAT_FILE --config ADVICE predicts, to 0.1 %', async () => {
+    const advice = whole.allocConf!;
+    for (const [file, ranks] of [
+      [TRAIN, [0, 2, 3]],
+      [INFER, [1]],
+    ] as const) {
+      const result = await run(
+        ['replay', file, '--config', advice, '--allocators', 'caching', '--no-report', '--json'],
+        root,
+      );
+      expect(result.status).toBe(EXIT_OK);
+      const workload = JSON.parse(result.stdout).workloads[0];
+      const row = workload.rows.find(
+        (r: { allocator: string }) => r.allocator === `caching (${advice})`,
+      );
+      for (const rank of ranks) {
+        const ours = whole.ranks[rank]!.peakReservedBytes!;
+        expect(Math.abs(ours - row.peakReservedBytes) / row.peakReservedBytes).toBeLessThan(0.001);
+      }
+    }
+  });
+
+  it('merges two shards into the answer one machine gives, and names the ranks a merge lacks', async () => {
+    const halves: string[] = [];
+    for (const shard of ['0/2', '1/2']) {
+      const result = await run(['tune', 'memory_snapshot', '--shard', shard, '--json'], root);
+      expect(result.status).toBe(EXIT_OK);
+      const path = join(root, `shard-${shard[0]}.json`);
+      writeFileSync(path, result.stdout);
+      halves.push(path);
+      expect((JSON.parse(result.stdout) as JobResults).ranks).toHaveLength(2);
+    }
+    const merged = await run(['merge', ...halves, '--json'], root);
+    expect(merged.status).toBe(EXIT_OK);
+    const job = JSON.parse(merged.stdout) as JobResults;
+    expect(job.allocConf).toBe(whole.allocConf);
+    expect(job.advice).toEqual(whole.advice);
+    expect(figures(job)).toEqual(figures(whole));
+    const text = await run(['merge', ...halves], root);
+    expect(text.stdout).toContain(`PYTORCH_CUDA_ALLOC_CONF=${whole.allocConf}`);
+    const half = await run(['merge', halves[0]!], root);
+    expect(half.status).toBe(EXIT_BAD_INPUT);
+    expect(half.stderr).toMatch(/rank 2: no shard given holds this rank/);
+    expect(half.stderr).toMatch(/2 of 4 ranks failed \(rank 2–3\)/);
+  });
+
+  it('replay DIR: one row per rank, the worst rank, the spread, and every recording agrees', async () => {
+    const result = await run(
+      ['replay', 'memory_snapshot', '--config', 'expandable_segments:True'],
+      root,
+    );
+    expect(result.status).toBe(EXIT_OK);
+    expect(result.stdout).toMatch(/^Job: 4 ranks \(numbered by torchtitan, step 10\)/);
+    expect(result.stdout).toMatch(/Worst rank: 0, predicted peak reserved 13\.6 GiB/);
+    expect(result.stdout).toMatch(
+      /Spread between ranks: .* \(rank 1: 3\.06 GiB to rank 0: 13\.6 GiB/,
+    );
+    expect(result.stdout).toMatch(/Every rank's recording agrees with the model/);
+    const json = JSON.parse(
+      (await run(['replay', 'memory_snapshot', '--json'], root)).stdout,
+    ) as JobResults;
+    expect(json.ranks.map((rank) => rank.fidelity!.error)).toEqual([0, 0, 0, 0]);
+    expect(json.ranks[1]!.fidelity).toMatchObject({ segmentsRecorded: 41, segmentsMatched: 41 });
+    expect(json.worst).toEqual({
+      rank: 0,
+      peakReservedBytes: json.ranks[0]!.replayed!.peakReservedBytes,
+    });
+  });
+});
+
+describe.skipIf(!present)(
+  'a job with a damaged rank, and one recorded with different settings',
+  () => {
+    it('fails the damaged rank with its one-line error, goes on with the others, exit 2 naming it', async () => {
+      const root = torchtitanJob([TRAIN, TRAIN]);
+      const folder = join(root, 'memory_snapshot', 'step_10');
+      writeFileSync(
+        join(folder, '000002_step_10.pickle.gz'),
+        readFileSync(TRAIN).subarray(0, 50_000),
+      );
+      writeFileSync(join(folder, '000003_step_10.pickle.gz'), 'not a snapshot\n');
+      const result = await run(['replay', 'memory_snapshot', '--json'], root);
+      expect(result.status).toBe(EXIT_BAD_INPUT);
+      const job = JSON.parse(result.stdout) as JobResults;
+      expect(job.ranks.map((rank) => rank.rank)).toEqual([0, 1]);
+      expect(job.failed.map((f) => f.rank)).toEqual([2, 3]);
+      const lines = result.stderr.trim().split('\n');
+      expect(lines).toHaveLength(3);
+      expect(lines[0]).toMatch(
+        /^allot-lab: rank 2: .*000002_step_10\.pickle\.gz.*(truncated|gzip)/,
+      );
+      expect(lines[1]).toMatch(/^allot-lab: rank 3: .*000003_step_10\.pickle\.gz/);
+      expect(lines[2]).toBe(
+        "allot-lab: 2 of 4 ranks failed (rank 2–3); the others' figures are above (exit status 2)",
+      );
+    });
+
+    it('reports ranks recorded with different settings, and tunes them as one only with --force', async () => {
+      const root = torchtitanJob([TRAIN, join(H100, 'train-expandable_segments-True.pickle.gz')]);
+      const mixed = await run(['tune', 'memory_snapshot'], root);
+      expect(mixed.status).toBe(EXIT_BAD_INPUT);
+      expect(mixed.stdout).toMatch(
+        /Ranks recorded with different settings: \(defaults\) on ranks 0; expandable_segments:True on ranks 1/,
+      );
+      expect(mixed.stdout).toMatch(/Not tuned as one job/);
+      expect(mixed.stderr).toMatch(/recorded with 2 different settings.*--force tunes them as one/);
+      const forced = await run(['tune', 'memory_snapshot', '--force', '--json'], root);
+      expect(forced.status).toBe(EXIT_OK);
+      const job = JSON.parse(forced.stdout) as JobResults;
+      expect(job.forced).toBe(true);
+      expect(job.allocConf).toBe('roundup_power2_divisions:8,expandable_segments:True');
+    });
+  },
+);

@@ -1,0 +1,232 @@
+/**
+ * The text a job prints: one row per rank, the worst rank and the spread between ranks, the ranks
+ * whose recording disagrees with the model, and (tune) the one setting for every rank.
+ */
+import { formatColumns } from '../tables';
+import { formatBytes, formatCount, formatPercent, formatRatio } from '../units';
+import { FLAG_ERROR, FLAG_MATCH, type JobRank, type JobResults } from './results';
+
+/** `0–3, 7, 9–10`: a list of ranks, runs shortened. */
+export function rankList(ranks: readonly number[]): string {
+  const sorted = [...ranks].sort((a, b) => a - b);
+  const parts: string[] = [];
+  for (let i = 0; i < sorted.length; ) {
+    let j = i;
+    while (j + 1 < sorted.length && sorted[j + 1] === sorted[j]! + 1) j++;
+    parts.push(j === i ? `${sorted[i]}` : `${sorted[i]}–${sorted[j]}`);
+    i = j + 1;
+  }
+  return parts.join(', ');
+}
+
+function signed(fraction: number): string {
+  return `${fraction >= 0 ? '+' : '−'}${formatPercent(Math.abs(fraction))}`;
+}
+
+function confText(conf: string | null): string {
+  if (conf === null) return '(not recorded)';
+  return conf === '' ? '(defaults)' : conf;
+}
+
+/** The job's first lines: what was read, how the ranks were named, what was left out. */
+function headLines(job: JobResults): string[] {
+  const input = job.input;
+  const share = job.shard
+    ? `, shard ${job.shard.index} of ${job.shard.count} (${formatCount(job.ranks.length + job.failed.length)} of ${formatCount(job.jobRanks.length)} ranks)`
+    : '';
+  const step = input.step === null ? '' : `, step ${input.step}`;
+  const lines = [
+    `Job: ${formatCount(job.jobRanks.length)} ranks (numbered by ${input.naming}${step})${share}; ` +
+      `${formatCount(job.ranks.length)} replayed, ${formatCount(job.failed.length)} failed`,
+  ];
+  for (const note of input.notes) lines.push(`  ${note}`);
+  return lines;
+}
+
+function fidelityCells(rank: JobRank): string[] {
+  const f = rank.fidelity;
+  const segments =
+    f?.segmentsRecorded !== undefined ? `${f.segmentsMatched} of ${f.segmentsRecorded}` : '–';
+  return [
+    rank.recordedPeakReservedBytes === null ? '–' : formatBytes(rank.recordedPeakReservedBytes),
+    f?.error == null ? '–' : signed(f.error),
+    segments,
+    rank.flagged === null ? '' : '!',
+  ];
+}
+
+/** Worst rank, spread, and the ranks flagged. */
+function summaryLines(job: JobResults): string[] {
+  const lines: string[] = [];
+  if (job.worst && job.spread) {
+    const s = job.spread;
+    lines.push(
+      `Worst rank: ${job.worst.rank}, predicted peak reserved ${formatBytes(job.worst.peakReservedBytes)} under its recorded settings`,
+    );
+    lines.push(
+      `Spread between ranks: ${formatBytes(s.maxBytes - s.minBytes)} (rank ${s.minRank}: ${formatBytes(s.minBytes)} to rank ${s.maxRank}: ${formatBytes(s.maxBytes)}, ` +
+        `${formatRatio(s.maxBytes / Math.max(1, s.minBytes))})`,
+    );
+  }
+  const flagged = job.ranks.filter((rank) => rank.flagged !== null);
+  const rule = `more than ${formatPercent(FLAG_ERROR, 0)} from the recorded peak reserved, or fewer than ${formatPercent(FLAG_MATCH, 0)} of its segment decisions`;
+  if (flagged.length > 0) {
+    lines.push(`Ranks whose recording disagrees with the model (${rule}), marked !:`);
+    for (const rank of flagged) lines.push(`  rank ${rank.rank}: ${rank.flagged}`);
+  } else if (job.ranks.some((rank) => rank.fidelity !== null)) {
+    lines.push(`Every rank's recording agrees with the model (none ${rule})`);
+  }
+  if (job.mixedSettings) {
+    const groups = job.mixedSettings
+      .map((group) => `${confText(group.allocConf)} on ranks ${rankList(group.ranks)}`)
+      .join('; ');
+    lines.push(`Ranks recorded with different settings: ${groups}`);
+  }
+  return lines;
+}
+
+function failedLines(job: JobResults): string[] {
+  if (job.failed.length === 0) return [];
+  return [
+    `Failed ranks (${rankList(job.failed.map((f) => f.rank))}):`,
+    ...job.failed.map((f) => `  rank ${f.rank}: ${f.message}`),
+  ];
+}
+
+/** `replay DIR`: one row per rank, under its recorded settings (and each `--config`). */
+export function formatJobReplay(job: JobResults): string {
+  const header = [
+    'rank',
+    'file',
+    'events',
+    'peak live',
+    'predicted',
+    'recorded',
+    'error',
+    'segments matched',
+    '',
+  ];
+  header.push(...job.candidates.map((config) => `--config ${config}`));
+  const table = [header];
+  for (const rank of job.ranks) {
+    table.push([
+      String(rank.rank),
+      rank.file,
+      formatCount(rank.events),
+      formatBytes(rank.peakLiveBytes),
+      rank.replayed ? formatBytes(rank.replayed.peakReservedBytes) : '–',
+      ...fidelityCells(rank),
+      ...(rank.configs ?? []).map((c) => formatBytes(c.peakReservedBytes)),
+    ]);
+  }
+  const lines = [
+    ...headLines(job),
+    "  predicted: peak reserved replayed under the settings each rank recorded (PyTorch's defaults where none); figures in torch.cuda.memory_stats() units",
+    '',
+    ...formatColumns(table, [1, 8]).map((line) => `  ${line}`),
+    '',
+    ...summaryLines(job),
+    ...failedLines(job),
+  ];
+  return `${lines.join('\n')}\n`;
+}
+
+function deviceLine(job: JobResults): string {
+  const devices = new Set(
+    job.ranks.map((rank) => `${rank.device.memory}/${rank.device.fraction}/${rank.device.origin}`),
+  );
+  const first = job.ranks[0]?.device;
+  if (first === undefined) return 'device: no rank was read';
+  if (devices.size > 1)
+    return 'device: each rank as its trace records it, else 80 GiB (see --json)';
+  const fraction =
+    first.fraction === null
+      ? 'no per-process memory fraction'
+      : `per-process memory fraction ${first.fraction}`;
+  const origin =
+    first.origin === 'assumed'
+      ? 'assumed: state yours with --memory and --fraction'
+      : first.origin === 'recorded'
+        ? 'as the traces record it'
+        : 'as stated';
+  return `device: ${formatBytes(first.memory ?? 0)} of memory, ${fraction}; ${origin}`;
+}
+
+function adviceLines(job: JobResults): string[] {
+  const advice = job.advice;
+  if (job.mixedSettings && !job.forced) {
+    return [
+      'Not tuned as one job: its ranks were recorded with different settings (--force tunes them as one).',
+    ];
+  }
+  if (!advice) return [];
+  const worst = advice.worst;
+  const before = advice.defaultsWorst;
+  const ruled = advice.ruledOut;
+  const lines: string[] = [];
+  if (advice.config === '') {
+    lines.push(
+      "PyTorch's defaults are already the best setting found for the job (keep PYTORCH_CUDA_ALLOC_CONF unset):",
+      `  worst rank ${before.rank}: predicted peak reserved ${formatBytes(before.peakReservedBytes)}`,
+    );
+  } else {
+    lines.push(`PYTORCH_CUDA_ALLOC_CONF=${advice.config}`);
+    lines.push(
+      `  worst rank ${worst.rank}: predicted peak reserved ${formatBytes(worst.peakReservedBytes)}, against ${formatBytes(before.peakReservedBytes)} on rank ${before.rank} with the defaults: ` +
+        `${formatBytes(advice.savingBytes)} saved (${formatPercent(advice.savingFraction)})`,
+    );
+    lines.push('  no rank is predicted worse than with the defaults');
+  }
+  if (ruled.failing + ruled.worseOnARank > 0) {
+    lines.push(
+      `  ruled out: ${formatCount(ruled.failing)} settings that fail allocations on a rank, ` +
+        `${formatCount(ruled.worseOnARank)} predicted worse than the defaults on a rank`,
+    );
+  }
+  return lines;
+}
+
+/** `tune DIR`: each rank under the defaults and under the job's setting, then the setting. */
+export function formatJobTune(job: JobResults): string {
+  const table = [
+    [
+      'rank',
+      'file',
+      'peak live',
+      'defaults',
+      'with the setting',
+      'saving',
+      'failed',
+      'recorded settings',
+      '',
+    ],
+  ];
+  for (const rank of job.ranks) {
+    const defaults = rank.defaultsPeakReservedBytes ?? 0;
+    const peak = rank.peakReservedBytes ?? null;
+    table.push([
+      String(rank.rank),
+      rank.file,
+      formatBytes(rank.peakLiveBytes),
+      formatBytes(defaults),
+      peak === null ? '–' : formatBytes(peak),
+      peak === null || defaults === 0 ? '–' : formatPercent((defaults - peak) / defaults),
+      rank.failures == null ? '–' : formatCount(rank.failures),
+      confText(rank.recordedConf),
+      rank.flagged === null ? '' : '!',
+    ]);
+  }
+  const lines = [
+    ...headLines(job),
+    `  ${deviceLine(job)}`,
+    `  searched ${job.candidates.length} settings on every rank (one pass over each file); figures in torch.cuda.memory_stats() units (reserved_bytes.all.peak)`,
+    '',
+    ...formatColumns(table, [1, 7, 8]).map((line) => `  ${line}`),
+    '',
+    ...adviceLines(job),
+    '',
+    ...summaryLines(job),
+    ...failedLines(job),
+  ];
+  return `${lines.join('\n')}\n`;
+}
