@@ -41,7 +41,8 @@ async function replay(...argv: string[]) {
 describe.skipIf(file === null)('a recorded out-of-memory error', () => {
   it('is read with its request, device_free, PyTorch’s figures and the wall', async () => {
     const { status, stdout } = await replay('--json');
-    expect(status).toBe(0);
+    // The defaults row (not the recorded settings) fails at the wall: exit status 1.
+    expect(status).toBe(1);
     const oom = JSON.parse(stdout).workloads[0].torch.oom;
     expect(oom.recorded).toMatchObject({
       event: 421,
@@ -55,6 +56,26 @@ describe.skipIf(file === null)('a recorded out-of-memory error', () => {
     expect(oom.capacityBytes).toBe(84_298_432_512);
     expect(oom.capacitySource).toBe('oom');
     expect(oom.at).toMatch(/models\.py:\d+/);
+  });
+
+  it('is reproduced at the wall, explained, and no setting avoids it', async () => {
+    const json = JSON.parse((await replay('--json')).stdout);
+    const workload = json.workloads[0];
+    const oom = workload.torch.oom;
+    // The recorded settings replayed at the wall unmap cached pages six times (entries 413-418),
+    // as PyTorch did, and fail at the recorded request.
+    expect(oom.reproduced).toEqual({ event: 421, sizeBytes: 5_308_694_528 });
+    expect(workload.torch.fidelity.error).toBe(0);
+    expect(workload.torch.fidelity.segments).toMatchObject({ recorded: 46, matched: 46 });
+    // The model's pool then holds what PyTorch had reserved, to the byte.
+    expect(oom.state.reservedBytes).toBe(84_202_749_952);
+    expect(oom.freeInCacheBytes).toBe(oom.state.freeInCacheBytes);
+    expect(oom.largestFreeBlockBytes).toBeLessThan(5_308_694_528);
+    expect(oom.state.holders[0].frame).toMatch(/models\.py:\d+/);
+    // 78.3 GiB live plus a 4.94 GiB request cannot fit under 78.5 GiB: no setting avoids it.
+    expect(oom.avoidedBy).toEqual([]);
+    expect(oom.needs.leastBytes).toBeGreaterThan(oom.capacityBytes);
+    expect(oom.needs.bestBytes).toBeGreaterThanOrEqual(oom.needs.leastBytes);
   });
 
   it('says it in the terminal, and takes the wall from --memory when given', async () => {

@@ -27,6 +27,8 @@ const folder = (() => {
 const CASES: readonly (readonly [file: string, id: string, tolerance: number])[] = [
   ['DeComFL-memory.pickle', 'DeComFL-memory.pickle', 0.01],
   ['code_location-memory_snapshot.pickle', 'code_location-memory_snapshot.pickle#cuda:0', 0.01],
+  // Expandable segments unmapped under pressure, replayed at the wall its out-of-memory error shows.
+  ['code_location-memory_snapshot.pickle', 'code_location-memory_snapshot.pickle#cuda:1', 0.01],
   ['code_location-memory_snapshot.pickle', 'code_location-memory_snapshot.pickle#cuda:2', 0.01],
   ['HTA-df_index_resolver.json.gz', 'HTA-df_index_resolver.json.gz#cuda:1', 0.02],
   [
@@ -71,7 +73,9 @@ describe.skipIf(folder === null)('fidelity on public recordings', () => {
           ],
           { stdout, stderr: new Capture() },
         );
-        expect(status, file).toBe(0);
+        // At the wall of code_location's out-of-memory error (device 1), the defaults row fails
+        // allocations that PyTorch, with expandable segments, served: exit status 1 says so.
+        expect(status, file).toBe(file.startsWith('code_location') ? 1 : 0);
         const json = JSON.parse(stdout.text) as {
           workloads: { id: string; torch?: { fidelity?: Fidelity } }[];
         };

@@ -9,10 +9,11 @@ import {
   type TrainingBudget,
 } from '@allot/workloads';
 import { measureRow, type RowResult } from './measure';
+import { recordedDevice } from './oom-probes';
 import type { DeviceModel } from './pool-instance';
+import { type OomFigures, oomFigures, postMortem } from './post-mortem';
 import { type LabRow, profileOf } from './registry';
 import { type Explanation, explainWorkload } from './report/explain';
-import { frameText, topUserFrame } from './report/holders';
 import type { TuneResult } from './tune';
 
 /** PyTorch's own figures recorded in a trace file, set beside a replay's. */
@@ -34,57 +35,6 @@ export interface TorchFigures {
   /** The first out-of-memory error the recording holds (snapshots), and every one of them. */
   readonly oom?: OomFigures;
   readonly recordedOoms?: readonly OomFigures[];
-}
-
-/**
- * An out-of-memory error as the recording states it, and the memory PyTorch could use then: what
- * it had reserved plus what the driver had free (`capacitySource` `oom`), unless `--memory` (and
- * `--fraction`) state the device.
- */
-export interface OomFigures {
-  readonly recorded: {
-    /** Index of the `oom` entry in its device's trace (`device_traces[d]`, from 0). */
-    readonly event: number;
-    readonly sizeBytes: number;
-    readonly stream: number;
-    readonly deviceFreeBytes: number | null;
-    readonly reservedBytes: number;
-    readonly allocatedBytes: number;
-    readonly timeUs?: number;
-  };
-  /** The wall: null when neither the entry nor the options state it. */
-  readonly capacityBytes: number | null;
-  readonly capacitySource: 'oom' | '--memory' | '--fraction' | null;
-  /** The failing request's stack, innermost first, as `name (file:line)`. */
-  readonly frames?: readonly string[];
-  /** Its innermost frame in the program's own code (see `report/holders.ts`). */
-  readonly at?: string;
-  /** What is wrong with the entry, if anything (the replay goes on). */
-  readonly problem?: string;
-}
-
-/** The recorded OOMs of `trace`, each with its wall (see {@link OomFigures}). */
-export function oomFigures(trace: Trace, device?: DeviceModel): OomFigures[] {
-  const memory = device?.memory ?? null;
-  const stated = memory !== null ? memory * (device?.fraction ?? 1) : null;
-  const statedBy = device?.fraction != null ? '--fraction' : '--memory';
-  return (trace.recordedOoms ?? []).map((oom) => ({
-    recorded: {
-      event: oom.entry,
-      sizeBytes: oom.sizeBytes,
-      stream: oom.stream,
-      deviceFreeBytes: oom.deviceFreeBytes ?? null,
-      reservedBytes: oom.reservedBytes,
-      allocatedBytes: oom.allocatedBytes,
-      ...(oom.timeUs !== undefined ? { timeUs: oom.timeUs } : {}),
-    },
-    capacityBytes: stated ?? oom.capacityBytes ?? null,
-    capacitySource: stated !== null ? statedBy : oom.capacityBytes !== undefined ? 'oom' : null,
-    ...(oom.frames && oom.frames.length > 0
-      ? { frames: oom.frames.map(frameText), at: frameText(topUserFrame(oom.frames)!) }
-      : {}),
-    ...(oom.problem ? { problem: oom.problem } : {}),
-  }));
 }
 
 /**
@@ -232,7 +182,10 @@ export function runWorkloads(
     const results: RowResult[] = [];
     for (const row of [...rows, ...(input.extraRows ?? [])]) {
       progress?.(done, total, `${input.id} × ${row.name}`);
-      results.push(measureRow(trace, row, profile, capacity, device ? { device } : {}));
+      const rowDevice = recordedDevice(trace, device);
+      results.push(
+        measureRow(trace, row, profile, capacity, rowDevice ? { device: rowDevice } : {}),
+      );
       done++;
     }
     const figures = torchFigures(trace.meta);
@@ -248,6 +201,9 @@ export function runWorkloads(
           )
         : undefined;
     const ooms = oomFigures(trace, device);
+    if (ooms.length > 0 && recorded?.config !== undefined) {
+      ooms[0] = { ...ooms[0]!, ...postMortem(trace, recorded.config, device, input.tuning) };
+    }
     const withFidelity = figures && fidelity ? { ...figures, fidelity } : figures;
     const torch =
       withFidelity && ooms.length > 0

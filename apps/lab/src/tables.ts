@@ -1,33 +1,14 @@
 /**
  * The text the lab prints: a table per workload, PyTorch's own figures beside ours, the targets.
  */
-import type { Fidelity, LabResults, OomFigures, WorkloadResult } from './run';
-import { formatBytes, formatCount, formatPercent, formatRatio } from './units';
-import { budgetLines } from './workloads';
+import type { OomFigures } from './post-mortem';
+import { postMortemLines } from './post-mortem-text';
+import type { Fidelity, LabResults, WorkloadResult } from './run';
+import { formatBytes, formatColumns, formatCount, formatPercent, formatRatio } from './units';
 
-/**
- * Lays out rows of cells in columns; columns after the first are right-aligned (figures), except
- * those `leftAligned` names (text).
- */
-export function formatColumns(
-  rows: readonly (readonly string[])[],
-  leftAligned: readonly number[] = [0],
-): string[] {
-  const widths: number[] = [];
-  for (const row of rows) {
-    row.forEach((cell, i) => {
-      widths[i] = Math.max(widths[i] ?? 0, cell.length);
-    });
-  }
-  return rows.map((row) =>
-    row
-      .map((cell, i) =>
-        leftAligned.includes(i) ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!),
-      )
-      .join('  ')
-      .trimEnd(),
-  );
-}
+export { formatColumns };
+
+import { budgetLines } from './workloads';
 
 /** Column titles of a workload table, in the terminal and in the report. */
 export const TABLE_HEADER = [
@@ -170,6 +151,7 @@ export function oomLines(oom: OomFigures): string[] {
   ];
   if (oom.at !== undefined) lines.push(`    requested at ${oom.at}`);
   if (oom.problem) lines.push(`    the entry has ${oom.problem}: its figures are as recorded`);
+  lines.push(...postMortemLines(oom));
   return lines;
 }
 

@@ -25,6 +25,7 @@ import {
   formatAllocConf,
 } from '@allot/caching';
 import type { Replayer, Trace } from '@allot/workloads';
+import { oomProbes, oomWall } from './oom-probes';
 import {
   type DeviceModel,
   EXPANDABLE_SETTINGS,
@@ -57,7 +58,11 @@ export interface PoolRun {
 /** One replayer per trace, restarted for each run: its loop stays compiled and warm. */
 const replayers = new WeakMap<Trace, Replayer>();
 
-/** Replays `trace` through a caching pool with `settings` on `device`. */
+/**
+ * Replays `trace` through a caching pool with `settings` on `device`. The requests a recording's
+ * out-of-memory errors name ({@link oomProbes}) are asked for at their place: one the pool cannot
+ * serve counts as a failure; one it serves is freed at once, and the recording goes on as it did.
+ */
 export function runPool(
   trace: Trace,
   settings: AllocatorSettings,
@@ -66,13 +71,21 @@ export function runPool(
   const instance = poolInstance(settings, trace, null, device);
   const state = beginReplay(instance, trace, replayers.get(trace));
   replayers.set(trace, state);
+  let failed = 0;
+  for (const probe of oomProbes(trace)) {
+    if (probe.event < state.position) continue;
+    state.run(probe.event);
+    const address = instance.pool.allocateOn(probe.stream, probe.sizeBytes);
+    if (address === null) failed++;
+    else instance.pool.free(address);
+  }
   state.run();
   return {
     config: formatAllocConf(instance.pool.settings),
     settings: instance.pool.settings,
     peakReservedBytes: instance.peakReserved(state),
     peakLiveBytes: state.peakLiveBytes,
-    failures: state.failures,
+    failures: state.failures + failed,
     segments: instance.segments!(),
   };
 }
@@ -184,7 +197,8 @@ export function deviceOf(
   trace: Trace,
   options: { readonly memory?: number; readonly fraction?: number },
 ): { device: DeviceModel & { memory: number }; origin: DeviceOrigin } {
-  const recorded = trace.meta.deviceMemoryBytes;
+  const stated = trace.meta.deviceMemoryBytes;
+  const recorded = typeof stated === 'number' && stated > 0 ? stated : oomWall(trace);
   const memory =
     options.memory ?? (typeof recorded === 'number' && recorded > 0 ? recorded : ASSUMED_MEMORY);
   const origin: DeviceOrigin =

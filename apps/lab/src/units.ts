@@ -55,3 +55,27 @@ export function formatPercent(fraction: number, digits = 1): string {
 export function formatRatio(ratio: number): string {
   return Number.isFinite(ratio) ? `${ratio.toFixed(3)}×` : '–';
 }
+
+/**
+ * Lays out rows of cells in columns; columns after the first are right-aligned (figures), except
+ * those `leftAligned` names (text).
+ */
+export function formatColumns(
+  rows: readonly (readonly string[])[],
+  leftAligned: readonly number[] = [0],
+): string[] {
+  const widths: number[] = [];
+  for (const row of rows) {
+    row.forEach((cell, i) => {
+      widths[i] = Math.max(widths[i] ?? 0, cell.length);
+    });
+  }
+  return rows.map((row) =>
+    row
+      .map((cell, i) =>
+        leftAligned.includes(i) ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!),
+      )
+      .join('  ')
+      .trimEnd(),
+  );
+}

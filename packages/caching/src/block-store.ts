@@ -40,6 +40,11 @@ export const BlockState = {
    * counted as merged, not yet merged. At most one block, and never seen outside the hot path.
    */
   Parked: 4,
+  /**
+   * Address space of an expandable segment whose pages were unmapped under memory pressure: neither
+   * free nor reserved, mapped again when a request needs the room (see `unmapped-pages.ts`).
+   */
+  Unmapped: 5,
 } as const;
 export type BlockState = (typeof BlockState)[keyof typeof BlockState];
 

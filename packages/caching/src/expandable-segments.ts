@@ -16,12 +16,11 @@ import { NIL, type OrderedIndex } from '@allot/blocks';
 import { alignUp } from '@allot/core';
 import { BlockState } from './block-store';
 import { unindexBlock } from './cached-index';
-import { LARGE_BUFFER, SMALL_BUFFER } from './constants';
+import { LARGE_BUFFER, MIN_BLOCK_SIZE, SMALL_BUFFER } from './constants';
 import type { PoolCore } from './pool-core';
-import { Family } from './pool-counters';
-import type { Segment } from './pool-owner';
 import { addSegment } from './segments';
 import type { Stream } from './stream-source';
+import { countGrowth, mapIntoHole, NO_HOLE } from './unmapped-pages';
 
 /**
  * Address space an expandable segment can still grow into, as best fit weighs it: far more than any
@@ -70,6 +69,9 @@ export function growExpandable(
   const seg = byStream.get(stream);
   const b = p.blocks;
   if (seg !== undefined) {
+    // Holes left by unmapping under pressure come first, lowest address first, as in PyTorch.
+    const hole = align <= MIN_BLOCK_SIZE ? mapIntoHole(p, seg, rounded) : NO_HOLE;
+    if (hole !== NO_HOLE) return hole;
     const end = seg.address + seg.size;
     const tail = seg.tail;
     const tailFree = b.state[tail] === BlockState.Free;
@@ -93,11 +95,4 @@ export function growExpandable(
   const fresh = addSegment(p, region, p.main, small, stream, true);
   byStream.set(stream, fresh);
   return fresh.head;
-}
-
-/** A segment grew by `added` bytes at `at`: reserved figures and a segment event for the sinks. */
-function countGrowth(p: PoolCore, seg: Segment, at: number, added: number): void {
-  seg.size += added;
-  p.counters.increase(Family.ReservedBytes, seg.small, added);
-  for (const sink of p.sinks) sink.segmentAlloc(at, added, seg.stream);
 }

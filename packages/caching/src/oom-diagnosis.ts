@@ -45,6 +45,7 @@ export function diagnoseOutOfMemory(
     if (seg === undefined) continue;
     for (let s = seg.head; s !== NIL; s = b.next[s]!) {
       const blockSize = b.size[s]!;
+      if (b.state[s] === BlockState.Unmapped) continue; // not reserved: neither free nor in use
       if (b.state[s] !== BlockState.Free) {
         // Allocated, or freed but waiting for streams: not free in a layout either.
         allocatedBytes += blockSize;

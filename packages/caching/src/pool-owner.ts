@@ -14,8 +14,13 @@ import type { Stream } from './stream-source';
 export interface Segment extends BlockChain {
   readonly region: Region;
   readonly address: number;
-  /** Bytes reserved (for an expandable segment, what has been grown so far). */
+  /**
+   * Bytes of address space the blocks cover (for an expandable segment, what has been grown so
+   * far); reserved bytes are this less {@link unmapped}.
+   */
   size: number;
+  /** Bytes of the segment unmapped now (expandable segments only; see `unmapped-pages.ts`). */
+  unmapped: number;
   readonly owner: PoolOwner;
   readonly small: boolean;
   readonly stream: Stream;

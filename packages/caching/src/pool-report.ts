@@ -60,9 +60,29 @@ export function layoutOf(p: PoolCore, only: PoolOwner | null): Layout {
   );
   all.sort((x, y) => x.address - y.address);
   for (const seg of all) {
-    const blocks: PoolLayoutBlock[] = [];
+    // An expandable segment with unmapped pages shows each mapped run as a segment of its own, as
+    // PyTorch's snapshots do.
+    let blocks: PoolLayoutBlock[] = [];
+    const close = () => {
+      if (blocks.length === 0) return;
+      const first = blocks[0]!;
+      const last = blocks[blocks.length - 1]!;
+      segments.push({
+        address: first.address,
+        size: last.address + last.size - first.address,
+        pool: seg.owner.poolName(seg.small),
+        stream: seg.stream,
+        expandable: seg.expandable,
+        blocks,
+      });
+      blocks = [];
+    };
     for (let s = seg.head; s !== NIL; s = b.next[s]!) {
       const state = b.state[s];
+      if (state === BlockState.Unmapped) {
+        close();
+        continue;
+      }
       const block: PoolLayoutBlock =
         state === BlockState.Free
           ? { address: b.address[s]!, size: b.size[s]!, free: true }
@@ -75,14 +95,7 @@ export function layoutOf(p: PoolCore, only: PoolOwner | null): Layout {
             };
       blocks.push(block);
     }
-    segments.push({
-      address: seg.address,
-      size: seg.size,
-      pool: seg.owner.poolName(seg.small),
-      stream: seg.stream,
-      expandable: seg.expandable,
-      blocks,
-    });
+    close();
   }
   return { segments };
 }

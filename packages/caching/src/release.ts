@@ -12,6 +12,7 @@ import { Family } from './pool-counters';
 import type { FreeLists, Segment } from './pool-owner';
 import { releaseSegment, unusedSegments } from './segments';
 import type { Stream } from './stream-source';
+import { canUnmap, unmapCachedPages } from './unmapped-pages';
 
 /**
  * Gives back at least `bytes` of unused cached segments, and as little more as it can: the single
@@ -44,12 +45,17 @@ export function releaseBytes(p: PoolCore, bytes: number): number {
   return released;
 }
 
-/** PyTorch's `release_cached_blocks`: waits for pending frees, releases every unused segment. */
+/**
+ * PyTorch's `release_cached_blocks`: waits for pending frees, releases every unused segment, and
+ * unmaps the cached pages of expandable segments where the source can (`unmapped-pages.ts`).
+ */
 export function releaseCachedBlocks(p: PoolCore): boolean {
   synchronizeEvents(p);
+  const unmaps = canUnmap(p);
   for (const seg of unusedSegments(p, (owner) => owner === p.main || owner.retired)) {
-    releaseSegment(p, seg);
+    if (!(unmaps && seg.expandable && seg.owner === p.main)) releaseSegment(p, seg);
   }
+  unmapCachedPages(p);
   for (const owner of [...p.privatePools]) {
     if (owner.retired && owner.segments.size === 0) p.privatePools.delete(owner);
   }

@@ -33,6 +33,7 @@ export function addSegment(
     head: NIL,
     tail: NIL,
     idleSince: 0,
+    unmapped: 0,
   };
   p.blocks.first(seg, region.address, region.size, BlockState.Free);
   p.segments[id] = seg;
@@ -58,7 +59,7 @@ export function releaseSegment(p: PoolCore, seg: Segment): void {
   b.recycle(slot);
   for (const c of owner.counters === null ? [p.counters] : [p.counters, owner.counters]) {
     c.decrease(Family.Segment, seg.small, 1);
-    c.decrease(Family.ReservedBytes, seg.small, seg.size);
+    c.decrease(Family.ReservedBytes, seg.small, seg.size - seg.unmapped);
     if (seg.size >= p.maxSplitSize) c.decrease(Family.OversizeSegments, seg.small, 1);
     c.numDeviceFree++;
   }
@@ -71,7 +72,10 @@ export function releaseSegment(p: PoolCore, seg: Segment): void {
     if (byStream.get(seg.stream) === seg) byStream.delete(seg.stream);
   }
   p.source.release(seg.region);
-  for (const sink of p.sinks) sink.segmentFree(seg.address, seg.size, seg.stream);
+  // An expandable segment's unmapped pages were reported as they went.
+  if (seg.unmapped === 0) {
+    for (const sink of p.sinks) sink.segmentFree(seg.address, seg.size, seg.stream);
+  }
 }
 
 /** Whether every byte of `seg` is cached (one free block). */

@@ -34,6 +34,17 @@ export interface MemorySource<R extends Region = Region> {
    */
   grow?(region: R, newSize: number): boolean;
   /**
+   * Unmaps `size` bytes at `offset` inside a grown region: the pages go back to the device, the
+   * address range stays the region's (PyTorch's expandable segments under memory pressure). Present
+   * only on sources that can; the range is whole pages of the region, mapped now.
+   */
+  unmap?(region: R, offset: number, size: number): void;
+  /**
+   * Maps `size` bytes at `offset` again after {@link unmap}; `false` when the device has no memory
+   * for them (nothing changes then).
+   */
+  remap?(region: R, offset: number, size: number): boolean;
+  /**
    * Bytes `[address, address + size)` as a typed view. Present on host-accessible sources.
    * @throws InvalidArgumentError when the range does not lie inside one live region.
    */

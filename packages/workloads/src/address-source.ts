@@ -57,8 +57,9 @@ export interface AddressSource extends MemorySource<Region> {
   /** Regions live now. */
   readonly liveRegionCount: number;
   /**
-   * Bytes each successful `acquire` or `grow` added, in order: the pool's `cudaMalloc` (or, for
-   * expandable segments, map) decisions, to set beside a recording's.
+   * Bytes each successful `acquire`, `grow` or `remap` added, and each `unmap` took away (negative),
+   * in order: the pool's `cudaMalloc` (or, for expandable segments, map and unmap) decisions, to set
+   * beside a recording's.
    */
   decisions(): readonly number[];
   /** Forgets every region and every counter. */
@@ -74,6 +75,8 @@ interface MutableRegion {
   readonly address: number;
   size: number;
   readonly span: number;
+  /** Bytes of the region unmapped now (holes left by `unmap`, not counted as reserved). */
+  unmapped: number;
 }
 
 /** Makes an {@link AddressSource}. */
@@ -128,7 +131,7 @@ export function addressSource(options: AddressSourceOptions = {}): AddressSource
       const end = alignUp(next + span + GUARD_GAP, granularity);
       // Exhausting 2^53 bytes of addresses is exhaustion like any other: null, not a throw.
       if (!Number.isSafeInteger(rounded) || end > Number.MAX_SAFE_INTEGER) return null;
-      const region: MutableRegion = { address: next, size: rounded, span };
+      const region: MutableRegion = { address: next, size: rounded, span, unmapped: 0 };
       next = end;
       live.set(region.address, region);
       reserved += rounded;
@@ -140,7 +143,7 @@ export function addressSource(options: AddressSourceOptions = {}): AddressSource
     release(region: Region): void {
       const r = liveRegion(region);
       live.delete(r.address);
-      reserved -= r.size;
+      reserved -= r.size - r.unmapped;
       releases++;
     },
     reservedBytes: () => reserved,
@@ -181,6 +184,36 @@ export function addressSource(options: AddressSourceOptions = {}): AddressSource
       decisions.push(rounded - r.size);
       r.size = rounded;
       grows++;
+      return true;
+    };
+    const checkRange = (r: MutableRegion, offset: number, size: number): void => {
+      checkNonNegativeInteger(offset, 'offset');
+      checkSize(size);
+      if (offset % granularity !== 0 || size % granularity !== 0 || offset + size > r.size) {
+        throw new InvalidArgumentError('size', size, `whole pages inside the region's ${r.size} B`);
+      }
+    };
+    source.unmap = (region: Region, offset: number, size: number): void => {
+      const r = liveRegion(region);
+      checkRange(r, offset, size);
+      if (size > r.size - r.unmapped) {
+        throw new InvalidArgumentError('size', size, 'at most the bytes mapped in the region');
+      }
+      r.unmapped += size;
+      reserved -= size;
+      decisions.push(-size);
+    };
+    source.remap = (region: Region, offset: number, size: number): boolean => {
+      const r = liveRegion(region);
+      checkRange(r, offset, size);
+      if (size > r.unmapped) {
+        throw new InvalidArgumentError('size', size, 'at most the bytes unmapped in the region');
+      }
+      if (size > limit - reserved) return false;
+      r.unmapped -= size;
+      reserved += size;
+      if (reserved > peak) peak = reserved;
+      decisions.push(size);
       return true;
     };
   }

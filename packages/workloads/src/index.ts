@@ -91,6 +91,7 @@ export {
   webGunzip,
 } from './readers/trace-stream';
 export {
+  NOT_LIVE,
   Replayer,
   type ReplayOptions,
   type ReplayResult,

@@ -63,8 +63,9 @@ export interface Trace {
   readonly start?: StartState;
   /**
    * The recorded allocator's own segment decisions inside the window (PyTorch snapshots), in order:
-   * the bytes of each `cudaMalloc` (or expandable-segment map) and the index of the first event at
-   * or after it (the allocation it served).
+   * the bytes of each `cudaMalloc` (or expandable-segment map), negative for each expandable-segment
+   * unmap under memory pressure, and the index of the first event at or after it (the allocation it
+   * served). A segment's `cudaFree` is not a decision of this list.
    */
   readonly recordedSegments?: readonly RecordedSegment[];
   /**
@@ -78,6 +79,12 @@ export interface Trace {
    * the first recorded event.
    */
   readonly time?: Float64Array;
+  /**
+   * Where each event was read, when a reader states it: the recording's own position of the entry
+   * (a snapshot's trace entry index + 1, a text trace's line number), 0 for the leading events of a
+   * starting state.
+   */
+  readonly location?: Float64Array;
   /**
    * The recorded allocator's reserved bytes just after each event (snapshots: the reserved bytes at
    * the start plus the segment allocations and maps, less the frees and unmaps, so far; profiler
@@ -111,6 +118,8 @@ export interface RecordedOom {
   readonly sizeBytes: number;
   /** The stream as recorded (`cudaStream_t`). */
   readonly stream: number;
+  /** The stream as the trace's events number them ({@link Trace.stream}), or -1 when none was. */
+  readonly streamIndex: number;
   /** µs on the recording's clock, when recorded. */
   readonly timeUs?: number;
   /** What the driver reported free on the device (`device_free`), when recorded and valid. */

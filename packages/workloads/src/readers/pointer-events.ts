@@ -82,6 +82,11 @@ export class PointerEvents {
    * Dense id of a stream named by any key (a pointer, a number, a string: a reader names its streams
    * one way). Stream ids start at 0.
    */
+  /** The id {@link streamId} gave `key`, or -1 when no event was on that stream. */
+  knownStreamId(key: string | number): number {
+    return this.streamIds.get(key) ?? -1;
+  }
+
   streamId(key: string | number): number {
     let id = this.streamIds.get(key);
     if (id === undefined) {
@@ -252,6 +257,8 @@ export class PointerEvents {
       preexistingBytes,
     });
     const time = this.timeline(trace.length);
+    const location = new Float64Array(trace.length);
+    location.set(this.locations.subarray(0, this.count), trace.length - this.count);
     const frames =
       stackTable !== undefined && (stacked || this.stacks !== null)
         ? new StackFrames(stackTable, stackOf.subarray(0, trace.allocCount))
@@ -260,6 +267,7 @@ export class PointerEvents {
       ...trace,
       ...(time !== null ? { time } : {}),
       ...(frames !== null ? { frames } : {}),
+      location,
     };
   }
 

@@ -42,6 +42,7 @@ export function oomsOf(
   leading: number,
   atStart: number,
   stacks: StackTable,
+  streamIndex: (stream: number) => number,
 ): RecordedOom[] {
   const out: RecordedOom[] = [];
   let live = 0;
@@ -68,6 +69,7 @@ export function oomsOf(
       event,
       sizeBytes: Number.isFinite(size) ? size : 0,
       stream: columns.stream[i]!,
+      streamIndex: streamIndex(columns.stream[i]!),
       ...(Number.isFinite(time) ? { timeUs: time } : {}),
       ...(validFree ? { deviceFreeBytes: free, capacityBytes: reserved + free } : {}),
       reservedBytes: reserved,
@@ -82,6 +84,8 @@ export function oomsOf(
 /** A segment decision in the window: `at` counts the pointer events before it. */
 export interface SegmentEvent {
   readonly grow: boolean;
+  /** An expandable segment's pages unmapped (`segment_unmap`), not a segment given back. */
+  readonly unmap: boolean;
   readonly address: number;
   readonly size: number;
   readonly at: number;

@@ -173,6 +173,7 @@ describe('the streaming snapshot reader', () => {
       event: 2,
       sizeBytes: 2 ** 26,
       stream: 7,
+      streamIndex: -1, // no event was on stream 7
       timeUs: 3,
       deviceFreeBytes: 2 ** 20,
       capacityBytes: 2 ** 24 + 2 ** 20,
@@ -182,7 +183,10 @@ describe('the streaming snapshot reader', () => {
     });
     expect(second!.problem).toBe('a size of 0 and a device_free of -1');
     expect(second!.capacityBytes).toBeUndefined();
+    expect(second!.streamIndex).toBe(0);
     expect(read!.length).toBe(8);
+    // Each event's entry in the recording (index + 1), the oom entries skipped over.
+    expect(read!.location?.[3]).toBe(6);
   });
 
   it('undoes gzip with node:zlib and with DecompressionStream alike, and reports progress', async () => {

@@ -273,7 +273,8 @@ function deviceTrace(columns: SnapshotColumns, context: DeviceContext): Trace | 
     const size = sizes[index]!;
     if (action >= Action.segment_alloc) {
       const grow = action === Action.segment_alloc || action === Action.segment_map;
-      segmentEvents.push({ grow, address: addrs[index]!, size, at: events.length });
+      const unmap = action === Action.segment_unmap;
+      segmentEvents.push({ grow, unmap, address: addrs[index]!, size, at: events.length });
       if (grow) {
         segmentAllocs++;
         segmentDelta += size;
@@ -331,9 +332,11 @@ function deviceTrace(columns: SnapshotColumns, context: DeviceContext): Trace | 
   );
   const leading = events.preexistingBlocks().length;
   const recordedSegments: RecordedSegment[] = segmentEvents
-    .filter((event) => event.grow)
-    .map((event) => ({ event: leading + event.at, size: event.size }));
-  const recordedOoms = oomsOf(columns, oomAt, trace, leading, atStart, context.stacks);
+    .filter((event) => event.grow || event.unmap)
+    .map((event) => ({ event: leading + event.at, size: event.grow ? event.size : -event.size }));
+  const recordedOoms = oomsOf(columns, oomAt, trace, leading, atStart, context.stacks, (stream) =>
+    events.knownStreamId(stream),
+  );
   return {
     ...trace,
     ...(typeof start === 'string' ? {} : { start }),

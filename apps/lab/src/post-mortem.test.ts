@@ -1,0 +1,169 @@
+/**
+ * The post-mortem on recordings whose out-of-memory error is known by construction: each is a small
+ * snapshot (PyTorch's defaults) that ends in an `oom` entry, with `device_free` setting the wall.
+ *
+ * ```
+ *  fragmentation   60 MiB segment split 20 | 20 | 20, the outer two freed; 40 MiB asked at a 90 MiB
+ *                  wall: no cached block fits, 60 + 40 > 90. Expandable segments grow the free end
+ *                  by 20 MiB instead (80 MiB).
+ *  oversize split  100 MiB cached, 30 MiB splits it, 100 MiB asked at a 135 MiB wall: 100 + 100 >
+ *                  135. With max_split_size_mb ≤ 64 the 30 MiB gets a segment of its own (130 MiB)
+ *                  and the 100 MiB block is reused; expandable segments would need 140 MiB.
+ *  too big         50 MiB live, 100 MiB asked at a 70 MiB wall: nothing fits 150 MiB in 70.
+ * ```
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { lab } from './lab';
+import type { OomFigures } from './post-mortem';
+import { Capture } from './test-capture';
+
+const MiB = 2 ** 20;
+const BASE = 0x7f00_0000_0000;
+
+/** A recording: entries in order, ending in an out-of-memory error. */
+class Recording {
+  readonly entries: Record<string, unknown>[] = [];
+  private add(action: string, addr: number, size: number, extra: object = {}): this {
+    this.entries.push({
+      action,
+      addr,
+      size,
+      stream: 0,
+      time_us: 1000 * this.entries.length,
+      ...extra,
+    });
+    return this;
+  }
+  segment(offset: number, size: number): this {
+    return this.add('segment_alloc', BASE + offset, size * MiB);
+  }
+  alloc(offset: number, size: number): this {
+    return this.add('alloc', BASE + offset * MiB, size * MiB);
+  }
+  free(offset: number, size: number): this {
+    this.add('free_requested', BASE + offset * MiB, size * MiB);
+    return this.add('free_completed', BASE + offset * MiB, size * MiB);
+  }
+  oom(size: number, deviceFree: number): this {
+    return this.add('oom', 0, size * MiB, { device_free: deviceFree * MiB });
+  }
+  snapshot(): string {
+    return JSON.stringify({
+      segments: [],
+      device_traces: [this.entries],
+      allocator_settings: { PYTORCH_CUDA_ALLOC_CONF: '' },
+    });
+  }
+}
+
+const dir = mkdtempSync(join(tmpdir(), 'allot-post-mortem-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+async function postMortemOf(name: string, recording: Recording): Promise<OomFigures> {
+  const file = join(dir, `${name}.json`);
+  writeFileSync(file, recording.snapshot());
+  const stdout = new Capture();
+  await lab(['replay', file, '--allocators', 'caching', '--json', '--no-report', '--quiet'], {
+    stdout,
+    stderr: new Capture(),
+  });
+  return JSON.parse(stdout.text).workloads[0].torch.oom as OomFigures;
+}
+
+const confs = (oom: OomFigures) => oom.avoidedBy!.map((setting) => setting.allocConf);
+
+describe('the out-of-memory post-mortem, on recordings built to fail', () => {
+  it('fragmentation: reproduced under the defaults, avoided by expandable segments', async () => {
+    const oom = await postMortemOf(
+      'fragmentation',
+      new Recording()
+        .segment(0, 60)
+        .alloc(0, 60)
+        .free(0, 60)
+        .alloc(0, 20)
+        .alloc(20, 20)
+        .alloc(40, 20)
+        .free(0, 20)
+        .free(40, 20)
+        .oom(40, 30),
+    );
+    expect(oom.capacityBytes).toBe(90 * MiB);
+    expect(oom.reproduced).toEqual({ event: 11, sizeBytes: 40 * MiB });
+    // 40 MiB free in the cache, in two 20 MiB remainders of a segment still in use.
+    expect(oom.state).toMatchObject({
+      freeInCacheBytes: 40 * MiB,
+      freeBlocks: 2,
+      largestFreeBlockBytes: 20 * MiB,
+      tooSmallBlocks: 2,
+      remainderBytes: 40 * MiB,
+    });
+    expect(confs(oom)).not.toContain('');
+    expect(confs(oom)).toContain('expandable_segments:True');
+    const expandable = oom.avoidedBy!.find((s) => s.allocConf === 'expandable_segments:True')!;
+    expect(expandable.peakReservedBytes).toBe(80 * MiB);
+    expect(expandable.headroomBytes).toBe(10 * MiB);
+  });
+
+  it('an oversize block split: avoided by max_split_size_mb, not by expandable segments', async () => {
+    const oom = await postMortemOf(
+      'oversize',
+      new Recording().segment(0, 100).alloc(0, 100).free(0, 100).alloc(0, 30).oom(100, 35),
+    );
+    expect(oom.capacityBytes).toBe(135 * MiB);
+    expect(oom.reproduced).toEqual({ event: 5, sizeBytes: 100 * MiB });
+    expect(oom.state!.largestFreeBlockBytes).toBe(70 * MiB);
+    const avoiding = confs(oom);
+    expect(avoiding.length).toBeGreaterThan(0);
+    expect(avoiding.every((conf) => conf.includes('max_split_size_mb'))).toBe(true);
+    expect(avoiding).not.toContain('expandable_segments:True');
+    expect(oom.avoidedBy![0]!.peakReservedBytes).toBe(130 * MiB);
+    expect(oom.avoidedBy![0]!.headroomBytes).toBe(5 * MiB);
+  });
+
+  it('simply too big: no setting avoids it, and it says what it would take', async () => {
+    const oom = await postMortemOf(
+      'too-big',
+      new Recording().segment(0, 50).alloc(0, 50).oom(100, 20),
+    );
+    expect(oom.capacityBytes).toBe(70 * MiB);
+    expect(oom.reproduced).toEqual({ event: 2, sizeBytes: 100 * MiB });
+    expect(oom.avoidedBy).toEqual([]);
+    expect(oom.needs!.leastBytes).toBe(150 * MiB);
+    expect(oom.needs!.bestBytes).toBeGreaterThanOrEqual(150 * MiB);
+  });
+
+  it('says the verdict and the advice in the terminal', async () => {
+    const file = join(dir, 'terminal.json');
+    writeFileSync(
+      file,
+      new Recording()
+        .segment(0, 60)
+        .alloc(0, 60)
+        .free(0, 60)
+        .alloc(0, 20)
+        .alloc(20, 20)
+        .alloc(40, 20)
+        .free(0, 20)
+        .free(40, 20)
+        .oom(40, 30)
+        .snapshot(),
+    );
+    const stdout = new Capture();
+    await lab(['replay', file, '--allocators', 'caching', '--no-report', '--quiet'], {
+      stdout,
+      stderr: new Capture(),
+    });
+    expect(stdout.text).toMatch(
+      /reproduced: replaying the recorded settings at the wall fails at entry 11 too/,
+    );
+    expect(stdout.text).toMatch(
+      /at that request: 40\.0 MiB reserved but unallocated, in 2 free blocks, the largest 20\.0 MiB/,
+    );
+    expect(stdout.text).toMatch(
+      /avoided by \d+ settings? tried; the most headroom: PYTORCH_CUDA_ALLOC_CONF=/,
+    );
+  });
+});
