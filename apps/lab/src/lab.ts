@@ -18,6 +18,7 @@ import { inFiles, reportFailure } from './failure';
 import { checkMemoryHoldsTrace, checkOutFolder, readTraceFiles } from './input';
 import { jobCommand, mergeCommand } from './job/command';
 import { isJob as isJobInput } from './job/layout';
+import { oomCommand } from './oom-command';
 import { EXIT_FAILED_ALLOCATIONS, EXIT_OK, HELP, type LabOptions, parseArguments } from './options';
 import { progressReporter } from './progress';
 import { ALL_ROWS, cachingRow, findRow, type LabRow, ROWS } from './registry';
@@ -436,6 +437,8 @@ export async function lab(argv: readonly string[], io: LabIo): Promise<number> {
       }
       case 'merge':
         return mergeCommand(options, argv, io);
+      case 'oom':
+        return oomCommand(await loadFiles(options.files, options, io), options, io);
       case 'tune':
       case 'capacity': {
         if (isJob(options, io)) return await jobCommand(options, argv, io);

@@ -17,6 +17,7 @@ export type Command =
   | 'tune'
   | 'capacity'
   | 'merge'
+  | 'oom'
   | 'help'
   | 'list'
   | 'version';
@@ -86,7 +87,16 @@ export const EXIT_OK = 0;
 export const EXIT_FAILED_ALLOCATIONS = 1;
 export const EXIT_BAD_INPUT = 2;
 
-const COMMANDS: readonly Command[] = ['run', 'replay', 'tune', 'capacity', 'merge', 'help', 'list'];
+const COMMANDS: readonly Command[] = [
+  'run',
+  'replay',
+  'tune',
+  'capacity',
+  'merge',
+  'oom',
+  'help',
+  'list',
+];
 
 /** The options, in `node:util` `parseArgs` terms. */
 const OPTIONS = {
@@ -205,11 +215,16 @@ export function parseArguments(argv: readonly string[]): LabOptions {
   if (flags.has('--help')) command = 'help';
   if (command === 'run' && positional.length > 0) {
     throw new UsageError(
-      `unknown command '${positional[0]}': expected replay, tune, capacity, merge, list or help (or no command for the built-in workloads)`,
+      `unknown command '${positional[0]}': expected replay, tune, oom, capacity, merge, list or help (or no command for the built-in workloads)`,
     );
   }
   if (command === 'replay' && positional.length === 0) {
     throw new UsageError('replay needs at least one trace file: allot-lab replay FILE...');
+  }
+  if (command === 'oom' && positional.length === 0) {
+    throw new UsageError(
+      'oom needs a snapshot that recorded an out-of-memory error: allot-lab oom FILE...',
+    );
   }
   if (command === 'capacity' && positional.length > 1) {
     throw new UsageError('capacity takes one trace file (or none for the training workload)');
@@ -239,7 +254,7 @@ export function parseArguments(argv: readonly string[]): LabOptions {
     if (!/^(\d+\.?\d*|\.\d+)$/.test(fractionText) || !(fraction > 0 && fraction <= 1)) {
       throw new UsageError(`--fraction expects a number in (0, 1], got '${fractionText}'`);
     }
-    if (command === 'replay' && !values.has('--memory')) {
+    if ((command === 'replay' || command === 'oom') && !values.has('--memory')) {
       throw new UsageError(
         "--fraction needs --memory, the GPU's total memory it is a fraction of (say --memory 80GiB)",
       );
@@ -351,6 +366,8 @@ Usage
   allot-lab replay|tune DIR [options]  a job: one snapshot per rank in DIR (or a glob, or several
                                        files named by rank), one row per rank, one setting for all
   allot-lab merge RESULTS.json...      one job's answer from the --json outputs of its shards
+  allot-lab oom FILE... [options]      the post-mortem of a recorded out-of-memory error: reproduced
+                                       at the wall PyTorch hit, explained, and the settings that avoid it
   allot-lab capacity [FILE] [options]  per allocator, the smallest capacity without a failed allocation
   allot-lab list                       allocators and workloads
   allot-lab help                       this text

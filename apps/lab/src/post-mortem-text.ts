@@ -108,7 +108,7 @@ export function postMortemReport(
       const cells = s.holders.map((h, i) => [
         `${i + 1}.`,
         formatBytes(h.bytes),
-        `${formatCount(h.blocks)} blocks`,
+        `${formatCount(h.blocks)} block${h.blocks === 1 ? '' : 's'}`,
       ]);
       lines.push(...formatColumns(cells).map((line, i) => `    ${line}  ${s.holders[i]!.frame}`));
     }

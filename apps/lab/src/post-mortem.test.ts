@@ -166,4 +166,45 @@ describe('the out-of-memory post-mortem, on recordings built to fail', () => {
       /avoided by \d+ settings? tried; the most headroom: PYTORCH_CUDA_ALLOC_CONF=/,
     );
   });
+
+  it('allot-lab oom: the long form, --json, a file without an error, and no file', async () => {
+    const file = join(dir, 'long.json');
+    writeFileSync(
+      file,
+      new Recording()
+        .segment(0, 100)
+        .alloc(0, 100)
+        .free(0, 100)
+        .alloc(0, 30)
+        .oom(100, 35)
+        .snapshot(),
+    );
+    const run = async (...argv: string[]) => {
+      const stdout = new Capture();
+      const stderr = new Capture();
+      const status = await lab(['oom', ...argv, '--quiet'], { stdout, stderr });
+      return { status, stdout: stdout.text, stderr: stderr.text };
+    };
+    const text = await run(file);
+    expect(text.status).toBe(0);
+    expect(text.stdout).toMatch(/^long\.json: recorded with PYTORCH_CUDA_ALLOC_CONF=''/);
+    expect(text.stdout).toMatch(
+      /pool +stream +reserved +free in the cache\n +large +0 +100 MiB +70\.0 MiB/,
+    );
+    expect(text.stdout).toMatch(
+      /avoided by \d+ settings? tried; the most headroom: PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:/,
+    );
+    const json = JSON.parse((await run(file, '--json')).stdout);
+    expect(json.traces[0].oom.reproduced).toEqual({ event: 5, sizeBytes: 100 * MiB });
+    // The same device stated: the wall is the one given.
+    const stated = JSON.parse((await run(file, '--json', '--memory', '1GiB')).stdout);
+    expect(stated.traces[0].oom.capacitySource).toBe('--memory');
+    expect(stated.traces[0].oom.reproduced).toBeNull();
+    const none = join(dir, 'none.json');
+    writeFileSync(none, new Recording().segment(0, 20).alloc(0, 20).free(0, 20).snapshot());
+    expect((await run(none)).stdout).toMatch(/none\.json: no out-of-memory error recorded/);
+    const bare = await run();
+    expect(bare.status).toBe(2);
+    expect(bare.stderr).toMatch(/oom needs a snapshot that recorded an out-of-memory error/);
+  });
 });

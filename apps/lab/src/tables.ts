@@ -130,8 +130,13 @@ function holderLines(workload: WorkloadResult): string[] {
   ];
 }
 
-/** A recorded out-of-memory error, in short: the request, the device, PyTorch's figures, the wall. */
+/** A recorded out-of-memory error, in short, with the short post-mortem under it. */
 export function oomLines(oom: OomFigures): string[] {
+  return [...recordedOomLines(oom), ...postMortemLines(oom)];
+}
+
+/** A recorded out-of-memory error: the request, the device, PyTorch's figures, the wall. */
+export function recordedOomLines(oom: OomFigures): string[] {
   const r = oom.recorded;
   const free =
     r.deviceFreeBytes === null
@@ -151,7 +156,6 @@ export function oomLines(oom: OomFigures): string[] {
   ];
   if (oom.at !== undefined) lines.push(`    requested at ${oom.at}`);
   if (oom.problem) lines.push(`    the entry has ${oom.problem}: its figures are as recorded`);
-  lines.push(...postMortemLines(oom));
   return lines;
 }
 
