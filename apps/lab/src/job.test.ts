@@ -4,45 +4,20 @@
  * folder is absent). The tests run the source, so the ranks run one after another in the process
  * (pool.ts); `job-cli.test.ts` runs the built CLI with worker threads.
  */
-import {
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readFileSync,
-  symlinkSync,
-  writeFileSync,
-} from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { JobResults } from './job/results';
 import { lab } from './lab';
 import { EXIT_BAD_INPUT, EXIT_OK } from './options';
 import { Capture } from './test-capture';
-
-const here = dirname(fileURLToPath(import.meta.url));
-export const H100 = join(here, '..', '..', '..', '..', 'shared', 'traces', 'pytorch-h100');
-const TRAIN = join(H100, 'train-default.pickle.gz');
-const INFER = join(H100, 'infer-default.pickle.gz');
-const present = existsSync(TRAIN) && existsSync(INFER);
+import { INFER, H100_PRESENT as present, TRAIN, TRAIN_EXPANDABLE, torchtitanJob } from './test-job';
 
 async function run(argv: string[], cwd: string) {
   const stdout = new Capture();
   const stderr = new Capture();
   const status = await lab([...argv, '--quiet'], { stdout, stderr, cwd });
   return { status, stdout: stdout.text, stderr: stderr.text };
-}
-
-/** A torchtitan snapshot folder: memory_snapshot/step_N/RRRRRR_step_N.pickle.gz → `files[R]`. */
-export function torchtitanJob(files: readonly string[], step = 10): string {
-  const root = mkdtempSync(join(tmpdir(), 'allot-job-'));
-  const folder = join(root, 'memory_snapshot', `step_${step}`);
-  mkdirSync(folder, { recursive: true });
-  files.forEach((file, rank) => {
-    symlinkSync(file, join(folder, `${String(rank).padStart(6, '0')}_step_${step}.pickle.gz`));
-  });
-  return root;
 }
 
 /** A rank's figures without the time it took (which differs between runs). */
@@ -174,7 +149,7 @@ describe.skipIf(!present)(
     });
 
     it('reports ranks recorded with different settings, and tunes them as one only with --force', async () => {
-      const root = torchtitanJob([TRAIN, join(H100, 'train-expandable_segments-True.pickle.gz')]);
+      const root = torchtitanJob([TRAIN, TRAIN_EXPANDABLE]);
       const mixed = await run(['tune', 'memory_snapshot'], root);
       expect(mixed.status).toBe(EXIT_BAD_INPUT);
       expect(mixed.stdout).toMatch(

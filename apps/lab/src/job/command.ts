@@ -76,18 +76,21 @@ export async function jobCommand(
   const stream = io.stderr as NodeJS.WriteStream;
   const progress = progressReporter({ quiet: options.quiet, stream });
   const every = stream.isTTY === true ? 200 : 2000;
-  let last = 0;
+  let last = Number.NEGATIVE_INFINITY;
+  let lastDone = -1;
   const mib = (bytes: number) => (bytes / 2 ** 20).toFixed(1);
   const outcomes = await runRanks(tasks, {
     jobs: options.jobs,
     onProgress: (done, bytesRead) => {
       const now = performance.now();
-      if (now - last < every && done < tasks.length) return;
+      // Each rank finished is shown; the bytes read in between, a few times a second at most.
+      if (now - last < every && done === lastDone) return;
       last = now;
+      lastDone = done;
       progress.update(
         done,
         tasks.length,
-        `ranks done: ${formatCount(done)} of ${formatCount(tasks.length)}; ${mib(bytesRead)} of ${mib(totalBytes)} MiB read`,
+        `ranks: ${formatCount(done)} done of ${formatCount(tasks.length)}, ${mib(bytesRead)} of ${mib(totalBytes)} MiB read`,
       );
     },
   });
