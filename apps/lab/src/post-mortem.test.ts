@@ -12,7 +12,7 @@
  *  too big         50 MiB live, 100 MiB asked at a 70 MiB wall: nothing fits 150 MiB in 70.
  * ```
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -59,6 +59,20 @@ class Recording {
   }
 }
 
+/** A 60 MiB segment split in three, the outer thirds freed, then 40 MiB asked at a 90 MiB wall. */
+function fragmentation(): Recording {
+  return new Recording()
+    .segment(0, 60)
+    .alloc(0, 60)
+    .free(0, 60)
+    .alloc(0, 20)
+    .alloc(20, 20)
+    .alloc(40, 20)
+    .free(0, 20)
+    .free(40, 20)
+    .oom(40, 30);
+}
+
 const dir = mkdtempSync(join(tmpdir(), 'allot-post-mortem-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -77,19 +91,7 @@ const confs = (oom: OomFigures) => oom.avoidedBy!.map((setting) => setting.alloc
 
 describe('the out-of-memory post-mortem, on recordings built to fail', () => {
   it('fragmentation: reproduced under the defaults, avoided by expandable segments', async () => {
-    const oom = await postMortemOf(
-      'fragmentation',
-      new Recording()
-        .segment(0, 60)
-        .alloc(0, 60)
-        .free(0, 60)
-        .alloc(0, 20)
-        .alloc(20, 20)
-        .alloc(40, 20)
-        .free(0, 20)
-        .free(40, 20)
-        .oom(40, 30),
-    );
+    const oom = await postMortemOf('fragmentation', fragmentation());
     expect(oom.capacityBytes).toBe(90 * MiB);
     expect(oom.reproduced).toEqual({ event: 11, sizeBytes: 40 * MiB });
     // 40 MiB free in the cache, in two 20 MiB remainders of a segment still in use.
@@ -137,20 +139,7 @@ describe('the out-of-memory post-mortem, on recordings built to fail', () => {
 
   it('says the verdict and the advice in the terminal', async () => {
     const file = join(dir, 'terminal.json');
-    writeFileSync(
-      file,
-      new Recording()
-        .segment(0, 60)
-        .alloc(0, 60)
-        .free(0, 60)
-        .alloc(0, 20)
-        .alloc(20, 20)
-        .alloc(40, 20)
-        .free(0, 20)
-        .free(40, 20)
-        .oom(40, 30)
-        .snapshot(),
-    );
+    writeFileSync(file, fragmentation().snapshot());
     const stdout = new Capture();
     await lab(['replay', file, '--allocators', 'caching', '--no-report', '--quiet'], {
       stdout,
@@ -206,5 +195,28 @@ describe('the out-of-memory post-mortem, on recordings built to fail', () => {
     const bare = await run();
     expect(bare.status).toBe(2);
     expect(bare.stderr).toMatch(/oom needs a snapshot that recorded an out-of-memory error/);
+  });
+
+  it('draws the layout at the failing request in the report, beside the advice', async () => {
+    const file = join(dir, 'report.json');
+    writeFileSync(file, fragmentation().snapshot());
+    const out = join(dir, 'report');
+    await lab(['replay', file, '--allocators', 'caching', '--out', out, '--quiet'], {
+      stdout: new Capture(),
+      stderr: new Capture(),
+    });
+    const html = readFileSync(join(out, 'index.html'), 'utf8');
+    expect(html).toContain('<div class="oom-layouts"></div>');
+    const data = JSON.parse(
+      /<script type="application\/json" id="lab-data">(.*?)<\/script>/s.exec(html)![1]!,
+    );
+    const layouts = data.workloads[0].oom.layouts;
+    expect(layouts.map((l: { name: string }) => l.name)).toEqual([
+      'at the failing request (entry 11), recorded settings',
+      'the same moment under expandable_segments:True, the request served',
+    ]);
+    // 60 MiB reserved at the failure, 20 MiB of it live; under the advice the 40 MiB request is live.
+    expect(layouts[0].view).toMatchObject({ totalBytes: 60 * MiB, liveBytes: 20 * MiB });
+    expect(layouts[1].view).toMatchObject({ totalBytes: 80 * MiB, liveBytes: 60 * MiB });
   });
 });

@@ -11,14 +11,15 @@
  *  tune at the wall, each run asking for the request too ─► avoidedBy (most headroom first)
  * ```
  */
-import { parseAllocConf } from '@allot/caching';
+import { countAllocConfKeys, parseAllocConf } from '@allot/caching';
 import type { Layout } from '@allot/core';
 import { NOT_LIVE, type Trace } from '@allot/workloads';
+import { type LayoutView, layoutView } from './measure';
 import { oomProbes, oomWall } from './oom-probes';
 import { type DeviceModel, poolInstance } from './pool-instance';
 import { frameText, type Holder, holdersOf, topUserFrame } from './report/holders';
 import { beginReplay } from './row-instance';
-import { runPool, type TuneResult, tune } from './tune';
+import { runPool, segmentCalls, type TuneResult, tune } from './tune';
 
 /**
  * An out-of-memory error as the recording states it, and the memory PyTorch could use then: what
@@ -61,6 +62,10 @@ export interface OomFigures {
   readonly state?: OomState;
   /** Settings under which the whole recording, the failing request included, runs at the wall. */
   readonly avoidedBy?: readonly AvoidingSetting[];
+  /** The model's segments and blocks at the failing request (for the report's drawing). */
+  readonly layoutAtFailure?: LayoutView;
+  /** The same moment under the setting with the most headroom, the request served. */
+  readonly adviceLayout?: { readonly allocConf: string; readonly layout: LayoutView };
   /** When no setting avoids it: the memory the best one would need, and the least possible. */
   readonly needs?: {
     readonly bestAllocConf: string;
@@ -144,7 +149,12 @@ export function reproduce(
   device: DeviceModel,
 ): Pick<
   OomFigures,
-  'reproduced' | 'failedEarlier' | 'freeInCacheBytes' | 'largestFreeBlockBytes' | 'state'
+  | 'reproduced'
+  | 'failedEarlier'
+  | 'freeInCacheBytes'
+  | 'largestFreeBlockBytes'
+  | 'state'
+  | 'layoutAtFailure'
 > {
   const probe = oomProbes(trace)[0];
   const oom = trace.recordedOoms?.[0];
@@ -167,13 +177,8 @@ export function reproduce(
     if (address !== null) return { reproduced: null };
     failing = { event: oom.entry, sizeBytes: oom.sizeBytes, stream: probe.stream };
   }
-  const explained = stateAt(
-    trace,
-    instance.pool.layout(),
-    state.addresses,
-    state.position,
-    failing.sizeBytes,
-  );
+  const layout = instance.pool.layout();
+  const explained = stateAt(trace, layout, state.addresses, state.position, failing.sizeBytes);
   return {
     reproduced:
       failedEarlier === undefined ? { event: failing.event, sizeBytes: failing.sizeBytes } : null,
@@ -181,7 +186,23 @@ export function reproduce(
     freeInCacheBytes: explained.freeInCacheBytes,
     largestFreeBlockBytes: explained.largestFreeBlockBytes,
     state: explained,
+    layoutAtFailure: layoutView(layout),
   };
+}
+
+/**
+ * The pool under `config` at the recorded error, its request served: what the advice changes at the
+ * moment the recording failed. Null when that setting fails before or at it.
+ */
+function layoutUnder(trace: Trace, config: string, device: DeviceModel): LayoutView | null {
+  const probe = oomProbes(trace)[0];
+  if (probe === undefined) return null;
+  const instance = poolInstance(parseAllocConf(config), trace, null, device);
+  const state = beginReplay(instance, trace, undefined, { stopOnFailure: true });
+  state.run(probe.event);
+  if (state.failures > 0) return null;
+  if (instance.pool.allocateOn(probe.stream, probe.sizeBytes) === null) return null;
+  return layoutView(instance.pool.layout());
 }
 
 /** The pool's state from its layout, the request, and who holds the live blocks. */
@@ -266,7 +287,12 @@ export function avoidance(
   const wall = device.memory * (device.fraction ?? 1);
   const avoidedBy = search.tried
     .filter((run) => run.failures === 0)
-    .sort((a, b) => a.peakReservedBytes - b.peakReservedBytes || a.config.length - b.config.length)
+    .sort(
+      (a, b) =>
+        a.peakReservedBytes - b.peakReservedBytes ||
+        countAllocConfKeys(a.config) - countAllocConfKeys(b.config) ||
+        segmentCalls(a) - segmentCalls(b),
+    )
     .map((run) => ({
       allocConf: run.config,
       peakReservedBytes: run.peakReservedBytes,
@@ -296,5 +322,14 @@ export function postMortem(
   const memory = device?.memory ?? oomWall(trace);
   if (memory === undefined || memory === null) return {};
   const wallDevice = { memory, fraction: device?.fraction ?? null };
-  return { ...reproduce(trace, config, wallDevice), ...avoidance(trace, wallDevice, tuning) };
+  const avoided = avoidance(trace, wallDevice, tuning);
+  const best = avoided.avoidedBy?.[0];
+  const layout = best === undefined ? null : layoutUnder(trace, best.allocConf, wallDevice);
+  return {
+    ...reproduce(trace, config, wallDevice),
+    ...avoided,
+    ...(best !== undefined && layout !== null
+      ? { adviceLayout: { allocConf: best.allocConf, layout } }
+      : {}),
+  };
 }

@@ -341,35 +341,47 @@ export const CLIENT_SCRIPT = `
   }
 
   function drawLayouts(section, workload) {
-    var layouts = section.querySelector('.layouts');
-    layouts.innerHTML = '';
-    var width = chartWidth(layouts) - 2, rowHeight = 14, gap = 4, maxRows = 10;
+    drawLayoutSet(section.querySelector('.layouts'), section.querySelector('.layout-scale'),
+      workload.rows.map(function (row) {
+        return { name: rowName(row), label: row.allocator, view: row.layoutAtPeak,
+          extra: '; external fragmentation ' + percent(row.externalFragmentationAtPeak) };
+      }), 'Every allocator to one scale: ');
+    var oom = workload.oom && section.querySelector('.oom-layouts');
+    if (oom) {
+      drawLayoutSet(oom, section.querySelector('.oom-scale'), workload.oom.layouts.map(function (item) {
+        return { name: item.name, label: item.name, view: item.view, extra: '' };
+      }), 'both to one scale: ');
+    }
+  }
+
+  // Layouts of items ({ name, label, view, extra }) in container, all to one scale.
+  function drawLayoutSet(container, scale, items, scaleText) {
+    container.innerHTML = '';
+    var width = chartWidth(container) - 2, rowHeight = 14, gap = 4, maxRows = 10;
     var largest = 0;
-    workload.rows.forEach(function (row) { largest = Math.max(largest, row.layoutAtPeak.totalBytes); });
-    // One scale for every row: the largest fills maxRows rows of the width.
+    items.forEach(function (item) { largest = Math.max(largest, item.view.totalBytes); });
+    // One scale for every layout: the largest fills maxRows rows of the width.
     var perPixel = largest > 0 ? largest / (width * maxRows) : 1;
-    var scale = section.querySelector('.layout-scale');
-    if (scale) scale.textContent = 'Every allocator to one scale: 1 pixel = ' + bytes(perPixel) +
+    if (scale) scale.textContent = scaleText + '1 pixel = ' + bytes(perPixel) +
       ', one row = ' + bytes(perPixel * width) + '.';
-    workload.rows.forEach(function (row) {
-      var view = row.layoutAtPeak;
+    items.forEach(function (item) {
+      var view = item.view;
       var rows = Math.max(1, Math.ceil(view.totalBytes / (perPixel * width)));
       var figure = document.createElement('figure');
       figure.className = 'layout';
       var caption = document.createElement('figcaption');
       caption.innerHTML = '<b></b> <span></span>';
-      caption.firstChild.textContent = rowName(row);
+      caption.firstChild.textContent = item.name;
       caption.lastChild.textContent = view.segments.length + (view.segments.length === 1 ? ' segment, ' : ' segments, ') +
         bytes(view.totalBytes) + ' shown: ' + bytes(view.liveBytes) + ' live in ' + count(view.blocks) +
-        ' blocks, ' + bytes(view.freeBytes) + ' free; external fragmentation ' +
-        percent(row.externalFragmentationAtPeak);
+        ' blocks, ' + bytes(view.freeBytes) + ' free' + item.extra;
       var canvas = document.createElement('canvas');
       canvas.width = width;
       canvas.height = rows * (rowHeight + gap);
-      canvas.setAttribute('aria-label', 'layout at peak of ' + row.allocator);
+      canvas.setAttribute('aria-label', 'layout of ' + item.label);
       figure.appendChild(caption);
       figure.appendChild(canvas);
-      layouts.appendChild(figure);
+      container.appendChild(figure);
       drawLayout(canvas, view, rows, perPixel, rowHeight, gap);
       canvas.addEventListener('mousemove', function (ev) {
         var rect = canvas.getBoundingClientRect();
@@ -388,7 +400,7 @@ export const CLIENT_SCRIPT = `
             }
             if (run) text = (run[2] === 0 ? 'free' : run[2] === 1 ? 'live' : 'live and free blocks too small to draw apart') +
               ': ' + bytes(run[1]) + ' at offset ' + bytes(run[0]);
-            showTooltip('<b>' + esc(row.allocator) + '</b>, segment ' + (s + 1) + ' of ' + view.segments.length +
+            showTooltip('<b>' + esc(item.label) + '</b>, segment ' + (s + 1) + ' of ' + view.segments.length +
               ' (' + esc(bytes(segment.size)) + (segment.pool ? ', ' + esc(segment.pool) + ' pool' : '') +
               ', address 0x' + segment.address.toString(16) + ')<br>' + esc(text), ev);
             return;
@@ -409,7 +421,7 @@ export const CLIENT_SCRIPT = `
     if (!view.totalBytes) {
       ctx.fillStyle = '#666';
       ctx.font = '12px sans-serif';
-      ctx.fillText('nothing reserved at peak', 8, 12);
+      ctx.fillText('nothing reserved', 8, 12);
       return;
     }
     function span(start, size, color) {

@@ -13,6 +13,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import type { OomFigures } from '../post-mortem';
 import type { LabResults, WorkloadResult } from '../run';
 import { oomLines, TABLE_HEADER, tableRows } from '../tables';
 import { formatBytes, formatCount, formatPercent } from '../units';
@@ -122,6 +123,29 @@ function workloadData(workload: WorkloadResult, same: readonly (string | null)[]
       },
       layoutAtPeak: row.layoutAtPeak,
     })),
+    ...(workload.torch?.oom?.layoutAtFailure ? { oom: oomData(workload.torch.oom) } : {}),
+  };
+}
+
+/** The two layouts the report draws for a recorded out-of-memory error. */
+function oomData(oom: OomFigures): unknown {
+  const failing = oom.reproduced ?? oom.failedEarlier;
+  const advice = oom.adviceLayout;
+  return {
+    layouts: [
+      {
+        name: `at the failing request (entry ${failing ? formatCount(failing.event) : '?'}), recorded settings`,
+        view: oom.layoutAtFailure,
+      },
+      ...(advice
+        ? [
+            {
+              name: `the same moment under ${advice.allocConf === '' ? "PyTorch's defaults" : advice.allocConf}, the request served`,
+              view: advice.layout,
+            },
+          ]
+        : []),
+    ],
   };
 }
 
@@ -161,7 +185,10 @@ function oomHtml(workload: WorkloadResult): string {
           .join('<br>')}</li>`,
     )
     .join('\n');
-  return `<div class="oom"><h3>Out of memory, as recorded</h3><ul>${items}</ul></div>`;
+  const drawn = workload.torch?.oom?.layoutAtFailure
+    ? `<p class="small muted">The model's segments at the failing request, and at the same moment under the setting with the most headroom (the wall as the recording shows it; <span class="oom-scale"></span>). Hover on a block for its segment and size.</p><div class="oom-layouts"></div>`
+    : '';
+  return `<div class="oom"><h3>Out of memory, as recorded</h3><ul>${items}</ul>${drawn}</div>`;
 }
 
 /** The diagnosis: the action first, then the split of reserved (a bar), the peak, the advice. */
