@@ -7,15 +7,14 @@
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import {
-  findTracesDir,
   randomMix,
-  readTraceFile,
   sameSizePairs,
   summarizeTrace,
   type Trace,
   type TraceSummary,
   trainingLoop,
 } from '@allot/workloads';
+import { findTracesDir, readTraceFile } from '@allot/workloads/node';
 import type { WorkloadProfile } from './registry';
 
 /** A workload, serialisable (it crosses the process boundary). */

@@ -12,7 +12,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseAllocConf } from '@allot/caching';
-import { findTracesDir, readTraces, type Trace } from '@allot/workloads';
+import type { Trace } from '@allot/workloads';
+import { findTracesDir, readTraces } from '@allot/workloads/node';
 import { describe, expect, it } from 'vitest';
 import { segmentFidelity } from './run';
 import { runPool } from './tune';

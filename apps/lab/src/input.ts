@@ -9,10 +9,10 @@ import {
   DEFAULT_MAX_INPUT_BYTES,
   peakLiveBytes,
   type ReadProgress,
-  readTracesStreaming,
   type Trace,
   type TraceFormat,
 } from '@allot/workloads';
+import { readTracesStreaming } from '@allot/workloads/node';
 import { fileErrorMeaning } from './failure';
 import { UsageError } from './options';
 import { formatBytes } from './units';

@@ -6,12 +6,12 @@ import { cachingPool } from '@allot/caching';
 import { toTorchSnapshotPickle, withStats } from '@allot/stats';
 import {
   addressSource,
-  findTracesDir,
   formatCsvTrace,
   formatRmmLog,
   inferenceServing,
   replay,
 } from '@allot/workloads';
+import { findTracesDir } from '@allot/workloads/node';
 import { describe, expect, it } from 'vitest';
 import { lab } from './lab';
 import { EXIT_BAD_INPUT, EXIT_FAILED_ALLOCATIONS, EXIT_OK } from './options';

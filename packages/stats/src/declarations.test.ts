@@ -1,6 +1,6 @@
 /**
- * The published declarations compile for a consumer without `@types/node` (a browser or WebGPU
- * project): nothing in them may name a `node:` module.
+ * The published declarations, of the main entry and of `./serve`, compile for a consumer without
+ * `@types/node` (a browser or WebGPU project): nothing in them may name a `node:` module.
  */
 import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
@@ -12,13 +12,15 @@ import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 
 const dist = join(dirname(fileURLToPath(import.meta.url)), '..', 'dist', 'index.js');
+const serve = join(dirname(fileURLToPath(import.meta.url)), '..', 'dist', 'serve.js');
 
 describe('declarations', () => {
-  it.skipIf(!existsSync(dist))('type-check without @types/node', async () => {
+  it.skipIf(!existsSync(dist) || !existsSync(serve))('type-check without @types/node', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'allot-stats-types-'));
     writeFileSync(
       join(dir, 'consumer.ts'),
-      `import { serveMetrics, withStats, type MetricsServer } from ${JSON.stringify(dist)};\n` +
+      `import { withStats } from ${JSON.stringify(dist)};\n` +
+        `import { serveMetrics, type MetricsServer } from ${JSON.stringify(serve)};\n` +
         'export const used: unknown[] = [serveMetrics, withStats];\n' +
         'export type Server = MetricsServer;\n',
     );

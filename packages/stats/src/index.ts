@@ -37,12 +37,6 @@ export {
 } from './pool-stats';
 export type { PromClientLike, RegistryLike } from './prom-client-loader';
 export { type MetricsHandle, type MetricsOptions, registerMetrics } from './prometheus';
-export {
-  type MetricsHttpServer,
-  type MetricsServer,
-  type ServeMetricsOptions,
-  serveMetrics,
-} from './serve-metrics';
 export { type HistogramBucket, histogramOf, type SizeHistogram } from './size-histogram';
 export type { BlockState, MemorySnapshot, SnapshotBlock, SnapshotSegment } from './snapshot';
 export type { StackFrame } from './stack-frames';

@@ -1,6 +1,14 @@
+import { isMainThread } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
 import { ThreadCacheError, ThreadCacheErrorCode } from './errors';
-import { ANONYMOUS_TAG, HeapLock, holderSlot, holderTag, WAITERS_BIT } from './heap-lock';
+import {
+  ANONYMOUS_TAG,
+  HeapLock,
+  holderSlot,
+  holderTag,
+  onMainThread,
+  WAITERS_BIT,
+} from './heap-lock';
 
 function lockOver(options: ConstructorParameters<typeof HeapLock>[2] = {}) {
   const words = new Int32Array(new SharedArrayBuffer(64));
@@ -39,5 +47,39 @@ describe('HeapLock', () => {
     words[0] = ANONYMOUS_TAG;
     expect(() => lock.acquire(holderTag(1))).toThrow(/a heap view without a cache/);
     expect(words[0]).toBe(ANONYMOUS_TAG | WAITERS_BIT);
+  });
+});
+
+describe('onMainThread', () => {
+  it('answers as node:worker_threads does, without importing it', () => {
+    expect(onMainThread()).toBe(isMainThread);
+    const asked: string[] = [];
+    const scope = (answer: boolean) => ({
+      process: {
+        getBuiltinModule(id: string) {
+          asked.push(id);
+          return { isMainThread: answer };
+        },
+      },
+    });
+    expect(onMainThread(scope(false))).toBe(false);
+    expect(onMainThread(scope(true))).toBe(true);
+    expect(asked).toEqual(['node:worker_threads', 'node:worker_threads']);
+  });
+
+  it('elsewhere, a worker is a thread whose global object is a WorkerGlobalScope', () => {
+    class WorkerGlobalScope {}
+    expect(onMainThread({})).toBe(true); // a browser's page
+    expect(onMainThread({ WorkerGlobalScope })).toBe(false); // a Web Worker
+    // A process object without getBuiltinModule (a bundler's polyfill) is not Node.js.
+    expect(onMainThread({ process: {}, WorkerGlobalScope })).toBe(false);
+  });
+
+  it('makes the default lock spin here, on the main thread, without setting the waiters bit', () => {
+    expect(isMainThread).toBe(true);
+    const { words, lock } = lockOver({ lockTimeout: 5 });
+    words[0] = holderTag(3);
+    expect(() => lock.acquire(holderTag(1))).toThrow(/within 5 ms/);
+    expect(words[0]).toBe(holderTag(3));
   });
 });

@@ -19,7 +19,6 @@
  * the next acquire: what the holder wrote before releasing happens-before what the next holder
  * reads after acquiring (ECMAScript memory model, "synchronizes-with" on SeqCst events).
  */
-import { isMainThread } from 'node:worker_threads';
 import { ThreadCacheError, ThreadCacheErrorCode } from './errors';
 
 /** Lock word bit: a worker may be asleep in `Atomics.wait` on the word. */
@@ -35,6 +34,27 @@ const MAX_BACKOFF_READS = 4096;
 /** Default bound on the main thread's wait for the lock, in ms. */
 export const DEFAULT_MAIN_THREAD_LOCK_TIMEOUT = 2000;
 
+/** What {@link onMainThread} reads of the global object. */
+export interface ThreadScope {
+  readonly process?: { getBuiltinModule?(id: string): unknown };
+  readonly WorkerGlobalScope?: unknown;
+}
+
+/**
+ * Whether this code runs on its runtime's main thread, where sleeping in `Atomics.wait` would stall
+ * the event loop (Node.js) or is refused (a browser's page). Node.js (20.16 and later) answers
+ * through `process.getBuiltinModule('node:worker_threads')`; elsewhere, as in browsers, a worker is
+ * a thread whose global object is a `WorkerGlobalScope`. Nothing is imported, so the package
+ * bundles for a browser as it is.
+ */
+export function onMainThread(scope: ThreadScope = globalThis as ThreadScope): boolean {
+  const workerThreads = scope.process?.getBuiltinModule?.('node:worker_threads') as
+    | { readonly isMainThread?: unknown }
+    | undefined;
+  if (typeof workerThreads?.isMainThread === 'boolean') return workerThreads.isMainThread;
+  return scope.WorkerGlobalScope === undefined;
+}
+
 /** The lock tag of the cache in worker slot `slot`. */
 export function holderTag(slot: number): number {
   return (slot + 1) * 2;
@@ -49,7 +69,7 @@ export function holderSlot(word: number): number {
 export interface HeapLockOptions {
   /**
    * Sleep in `Atomics.wait` when the lock is busy (true in workers); `false` spins with back-off.
-   * @defaultValue `!isMainThread`
+   * @defaultValue `!onMainThread()`: true in a worker thread (Node.js) or Web Worker
    */
   readonly blocking?: boolean;
   /**
@@ -74,7 +94,7 @@ export class HeapLock {
   ) {
     this.words = words;
     this.index = index;
-    this.blocking = options.blocking ?? !isMainThread;
+    this.blocking = options.blocking ?? !onMainThread();
     this.timeout =
       options.lockTimeout ??
       (this.blocking ? Number.POSITIVE_INFINITY : DEFAULT_MAIN_THREAD_LOCK_TIMEOUT);

@@ -59,17 +59,6 @@ export {
   type MachineLimits,
 } from './readers/pickle-machine';
 export { PointerEvents, parseAddress } from './readers/pointer-events';
-export {
-  detectTraceFormatOf,
-  type FindTracesDirOptions,
-  findTracesDir,
-  parseTraces,
-  type ReadTracesStreamingOptions,
-  readTraceFile,
-  readTraces,
-  readTracesStreaming,
-  TRACES_DIR_ENV,
-} from './readers/read-trace-file';
 export { formatRmmLog, parseRmmLog, RMM_LOG_HEADER } from './readers/rmm-log';
 export {
   type SnapshotRecords,

@@ -1,7 +1,7 @@
 /** `../shared/traces`, found the way the bench and the lab find it, and paths under it. */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { findTracesDir } from '@allot/workloads';
+import { findTracesDir } from '@allot/workloads/node';
 
 /** The traces folder, or a description of where it was looked for (for skip messages). */
 export const TRACES_DIR = findTracesDir() ?? '../shared/traces';

@@ -1,0 +1,6 @@
+export {
+  type MetricsHttpServer,
+  type MetricsServer,
+  type ServeMetricsOptions,
+  serveMetrics,
+} from './serve-metrics';
