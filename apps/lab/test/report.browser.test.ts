@@ -4,23 +4,18 @@
  * logged no errors. Skipped, with a message, where no Chromium executable exists; set CHROMIUM_PATH
  * to use another one.
  */
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { pathToFileURL } from 'node:url';
-import { type BrowserContext, chromium, type Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { lab } from '../src/lab';
+import { chromiumOrSkip, launchChromium } from './chromium';
 import { SCORES_BLOCK, snapshotWithFrames } from './snapshot-with-frames';
 
-const executablePath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const hasChromium = existsSync(executablePath);
-if (!hasChromium) {
-  console.warn(
-    `report browser test skipped: no Chromium at ${executablePath} (install Debian's chromium, or set CHROMIUM_PATH)`,
-  );
-}
+const hasChromium = chromiumOrSkip('report browser test');
 
 interface CanvasFigures {
   readonly width: number;
@@ -78,17 +73,6 @@ class Sink extends Writable {
   }
 }
 
-const ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
-
 /** A tab on `page` that collects console problems and requests off the file system. */
 async function open(
   context: BrowserContext,
@@ -124,12 +108,7 @@ async function hoverAt(tab: Page, x: number, y: number): Promise<string> {
 describe.skipIf(!hasChromium)('the HTML report in headless Chromium', () => {
   let context: BrowserContext;
   beforeAll(async () => {
-    context = await chromium.launchPersistentContext(mkdtempSync(join(tmpdir(), 'chromium-')), {
-      executablePath,
-      headless: true,
-      args: ARGS,
-      viewport: { width: 1280, height: 900 },
-    });
+    context = await launchChromium();
   });
   afterAll(async () => {
     await context?.close();
