@@ -11,6 +11,7 @@ import {
 import {
   type AddressSource,
   addressSource,
+  type RecordedAddresses,
   type Replayer,
   type StartState,
   type Trace,
@@ -57,9 +58,11 @@ export function poolInstance(
   note?: string,
 ): PoolInstance {
   const memory = device.memory ?? capacity;
+  const recorded = recordedAddresses(trace);
   const source = addressSource({
     limit: memory ?? Number.POSITIVE_INFINITY,
     growable: settings.expandableSegments,
+    ...(recorded !== null ? { recorded } : {}),
   });
   const pool = cachingPool({
     source,
@@ -105,6 +108,35 @@ export function poolInstance(
     },
     ...(note !== undefined ? { note } : {}),
   };
+}
+
+/**
+ * Where the recording's driver put each segment, in the order a replay obtains them (the starting
+ * state's, then the window's `cudaMalloc`s), and whether it handed out later ones lower: PyTorch
+ * breaks ties between equal free blocks by address, so a replay follows these while its decisions
+ * agree, then the driver's direction. Null when the recording states no addresses.
+ */
+function recordedAddresses(trace: Trace): RecordedAddresses | null {
+  const address: number[] = [];
+  const size: number[] = [];
+  for (const segment of trace.start?.segments ?? []) {
+    address.push(segment.address);
+    size.push(segment.size);
+  }
+  let down = 0;
+  let up = 0;
+  let last = -1;
+  for (const segment of trace.recordedSegments ?? []) {
+    if (segment.size <= 0 || segment.address === undefined) continue;
+    if (last >= 0) {
+      if (segment.address < last) down++;
+      else up++;
+    }
+    last = segment.address;
+    address.push(segment.address);
+    size.push(segment.size);
+  }
+  return address.length > 0 ? { address, size, downward: down > up } : null;
 }
 
 /** Whether `start` was built under the same segment regime (expandable or not) as `settings`. */

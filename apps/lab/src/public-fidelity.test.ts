@@ -12,7 +12,7 @@
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { findTracesDir } from '@allot/workloads/node';
+import { findTracesDir } from '@allot/workloads';
 import { describe, expect, it } from 'vitest';
 import { lab } from './lab';
 import { Capture } from './test-capture';
@@ -26,6 +26,10 @@ const folder = (() => {
 /** File, the workload id the lab gives the device, and the tolerance on peak reserved. */
 const CASES: readonly (readonly [file: string, id: string, tolerance: number])[] = [
   ['DeComFL-memory.pickle', 'DeComFL-memory.pickle', 0.01],
+  // empty_cache() every iteration, replayed; the driver's addresses break ties.
+  ['SQAttn-cuda_memory_snapshot.pickle', 'SQAttn-cuda_memory_snapshot.pickle#cuda:0', 0.01],
+  // The card's memory hit 39 times: the cache given back and the request retried, replayed.
+  ['select_n-snapshot.pickle', 'select_n-snapshot.pickle#cuda:0', 0.01],
   ['code_location-memory_snapshot.pickle', 'code_location-memory_snapshot.pickle#cuda:0', 0.01],
   // Expandable segments unmapped under pressure, replayed at the wall its out-of-memory error shows.
   ['code_location-memory_snapshot.pickle', 'code_location-memory_snapshot.pickle#cuda:1', 0.01],
@@ -44,6 +48,7 @@ const CASES: readonly (readonly [file: string, id: string, tolerance: number])[]
 ];
 
 interface Fidelity {
+  readonly releases?: { readonly bursts: number; readonly atWall: number };
   readonly error: number | null;
   readonly assumedSettings: boolean;
   readonly segments?: { readonly recorded: number; readonly matched: number };
@@ -102,4 +107,15 @@ describe.skipIf(folder === null)('fidelity on public recordings', () => {
       }
     });
   }
+
+  it('tells empty_cache() from a retry at the wall', async () => {
+    const sqattn = (await replay('SQAttn-cuda_memory_snapshot.pickle')).get(
+      'SQAttn-cuda_memory_snapshot.pickle#cuda:0',
+    );
+    expect(sqattn!.releases).toMatchObject({ bursts: 28, atWall: 0 });
+    const selectN = (await replay('select_n-snapshot.pickle')).get(
+      'select_n-snapshot.pickle#cuda:0',
+    );
+    expect(selectN!.releases).toMatchObject({ bursts: 39, atWall: 39 });
+  });
 });

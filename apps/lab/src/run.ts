@@ -13,6 +13,7 @@ import { recordedDevice } from './oom-probes';
 import type { DeviceModel } from './pool-instance';
 import { type OomFigures, oomFigures, postMortem } from './post-mortem';
 import { type LabRow, profileOf } from './registry';
+import { type RecordedReleases, recordedReleases } from './releases';
 import { type Explanation, explainWorkload } from './report/explain';
 import type { TuneResult } from './tune';
 
@@ -62,6 +63,8 @@ export interface Fidelity {
   readonly error: number | null;
   /** The segment decisions inside the window, when the recording states them (snapshots). */
   readonly segments?: SegmentFidelity;
+  /** Segments the recording gave back, replayed at the same places, and what they say of the card. */
+  readonly releases?: RecordedReleases;
 }
 
 /** PyTorch's segment decisions in the window beside the replay's. */
@@ -190,15 +193,27 @@ export function runWorkloads(
     }
     const figures = torchFigures(trace.meta);
     const recorded = results.find((row) => row.allocator === input.recordedRow);
+    const released =
+      figures?.peakReservedBytes !== undefined
+        ? recordedReleases(
+            trace,
+            figures.peakReservedBytes,
+            recorded?.config,
+            recordedDevice(trace, device),
+          )
+        : undefined;
     const fidelity =
       figures?.peakReservedBytes !== undefined && recorded !== undefined
-        ? fidelityOf(
-            recorded,
-            figures.peakReservedBytes,
-            trace.recordedSegments,
-            figures.allocConf === undefined,
-            trace.meta.format === 'torch-profiler' ? 'total-reserved' : 'window',
-          )
+        ? {
+            ...fidelityOf(
+              recorded,
+              figures.peakReservedBytes,
+              trace.recordedSegments,
+              figures.allocConf === undefined,
+              trace.meta.format === 'torch-profiler' ? 'total-reserved' : 'window',
+            ),
+            ...(released !== undefined ? { releases: released } : {}),
+          }
         : undefined;
     const ooms = oomFigures(trace, device);
     if (ooms.length > 0 && recorded?.config !== undefined) {

@@ -196,6 +196,20 @@ export function fidelityLines(f: Fidelity): string[] {
           : '    every segment decision is the same, in the same order',
     );
   }
+  const r = f.releases;
+  if (r) {
+    const wall =
+      r.wallBelowBytes === null
+        ? ''
+        : `; ${formatCount(r.atWall)} of them when the next cudaMalloc would have passed the recorded peak: ` +
+          `the card's limit lies between ${formatBytes(r.wallFromBytes)} and ${formatBytes(r.wallBelowBytes)} ` +
+          `(${formatCount(r.wallFromBytes)} to ${formatCount(r.wallBelowBytes)} B); ` +
+          'state it with --memory for other settings';
+    lines.push(
+      `    the recording gave back ${formatCount(r.segments)} segments in ${formatCount(r.bursts)} bursts, ` +
+        `replayed at the same places${wall}`,
+    );
+  }
   return lines;
 }
 

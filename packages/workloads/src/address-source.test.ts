@@ -62,4 +62,34 @@ describe('addressSource', () => {
     expect(plain.acquire(2 ** 52)).not.toBeNull();
     expect(plain.acquire(2 ** 52)).toBeNull();
   });
+
+  it('follows recorded addresses while the sizes agree, then goes on in their direction', () => {
+    const MiB = 2 ** 20;
+    const base = 2 ** 40;
+    const recorded = {
+      address: [base + 100 * MiB, base + 60 * MiB, base + 20 * MiB],
+      size: [20 * MiB, 20 * MiB, 40 * MiB],
+      downward: true,
+    };
+    const source = addressSource({ recorded });
+    expect(source.acquire(20 * MiB)!.address).toBe(base + 100 * MiB);
+    expect(source.acquire(20 * MiB)!.address).toBe(base + 60 * MiB);
+    // 30 MiB where the recording has 40: from here on, below every recorded address used.
+    const third = source.acquire(30 * MiB)!;
+    expect(third.address + third.size).toBeLessThan(base + 60 * MiB);
+    const fourth = source.acquire(40 * MiB)!;
+    expect(fourth.address + fourth.size).toBeLessThan(third.address);
+    // Upward: past the highest recorded address used; a taken range is not followed.
+    const up = addressSource({ recorded: { ...recorded, downward: false } });
+    const a = up.acquire(20 * MiB)!;
+    expect(up.acquire(2 * MiB)!.address).toBeGreaterThanOrEqual(a.address + a.size);
+    const clash = addressSource({
+      recorded: { address: [base, base + 2 * MiB], size: [4 * MiB, 4 * MiB], downward: false },
+    });
+    expect(clash.acquire(4 * MiB)!.address).toBe(base);
+    expect(clash.acquire(4 * MiB)!.address).toBeGreaterThanOrEqual(base + 4 * MiB);
+    // reset() follows the recording again from its start.
+    source.reset();
+    expect(source.acquire(20 * MiB)!.address).toBe(base + 100 * MiB);
+  });
 });

@@ -42,6 +42,20 @@ export interface AddressSourceOptions {
   readonly maxRegionSize?: number;
   /** What the addresses stand for, reported as `kind`. @defaultValue 'address-only' */
   readonly kind?: string;
+  /**
+   * Where a recorded allocator's driver put its segments, to follow (regions that do not grow only):
+   * the n-th acquisition takes the n-th recorded address while the sizes agree and the range is free;
+   * after the first that does not, addresses go on in the recorded direction.
+   */
+  readonly recorded?: RecordedAddresses;
+}
+
+/** A recording's segment addresses, in the order they were obtained (see {@link AddressSourceOptions.recorded}). */
+export interface RecordedAddresses {
+  readonly address: readonly number[];
+  readonly size: readonly number[];
+  /** The driver handed out later segments below earlier ones. */
+  readonly downward: boolean;
 }
 
 /** A source of addresses without memory, with counters of its decisions. */
@@ -68,6 +82,8 @@ export interface AddressSource extends MemorySource<Region> {
 
 const DEFAULT_BASE = 2 ** 32;
 const GUARD_GAP = 2 ** 21;
+/** Where downward addresses begin (below it, and above every upward one). */
+const DOWNWARD_TOP = 2 ** 52;
 /** A growable region reserves at most this fraction (1/n) of the address space still free. */
 const SPAN_SHARE = 4096;
 
@@ -93,6 +109,11 @@ export function addressSource(options: AddressSourceOptions = {}): AddressSource
 
   const live = new Map<number, MutableRegion>();
   let next = alignUp(baseAddress, granularity);
+  const recorded = growable ? undefined : options.recorded;
+  /** Recorded addresses followed so far; -1 once one could not be. */
+  let followed = 0;
+  /** Downward addresses: the next region ends below this. */
+  let below = DOWNWARD_TOP;
   let reserved = 0;
   let peak = 0;
   let acquires = 0;
@@ -111,6 +132,31 @@ export function addressSource(options: AddressSourceOptions = {}): AddressSource
     return Math.max(size, Math.min(maxRegionSize, share * granularity));
   };
 
+  /**
+   * The recorded address of the next acquisition of `size` bytes, or null (and never again) when
+   * the recording's next segment has another size or its range is taken; the counters then go on
+   * past the recorded addresses used, in the recorded direction.
+   */
+  const follow = (rec: RecordedAddresses, size: number): number | null => {
+    if (followed < 0) return null;
+    const address = rec.address[followed];
+    const ok =
+      address !== undefined &&
+      rec.size[followed] === size &&
+      Number.isSafeInteger(address) &&
+      address % granularity === 0 &&
+      address >= 0 &&
+      [...live.values()].every((r) => address + size <= r.address || r.address + r.span <= address);
+    if (ok) {
+      followed++;
+      if (rec.downward) below = Math.min(below, address);
+      else next = Math.max(next, alignUp(address + size + GUARD_GAP, granularity));
+      return address;
+    }
+    followed = -1;
+    return null;
+  };
+
   const liveRegion = (region: Region): MutableRegion => {
     const found = live.get(region.address);
     if (found === undefined || found !== region) {
@@ -127,12 +173,24 @@ export function addressSource(options: AddressSourceOptions = {}): AddressSource
       checkSize(size);
       const rounded = alignUp(size, granularity);
       if (rounded > limit - reserved) return null;
-      const span = growable ? growableSpan(rounded) : rounded;
-      const end = alignUp(next + span + GUARD_GAP, granularity);
-      // Exhausting 2^53 bytes of addresses is exhaustion like any other: null, not a throw.
-      if (!Number.isSafeInteger(rounded) || end > Number.MAX_SAFE_INTEGER) return null;
-      const region: MutableRegion = { address: next, size: rounded, span, unmapped: 0 };
-      next = end;
+      if (!Number.isSafeInteger(rounded)) return null;
+      let region: MutableRegion;
+      const at = recorded === undefined ? null : follow(recorded, rounded);
+      if (at !== null) {
+        region = { address: at, size: rounded, span: rounded, unmapped: 0 };
+      } else if (recorded?.downward === true) {
+        const address = Math.floor((below - GUARD_GAP - rounded) / granularity) * granularity;
+        if (address < baseAddress) return null;
+        region = { address, size: rounded, span: rounded, unmapped: 0 };
+        below = address;
+      } else {
+        const span = growable ? growableSpan(rounded) : rounded;
+        const end = alignUp(next + span + GUARD_GAP, granularity);
+        // Exhausting 2^53 bytes of addresses is exhaustion like any other: null, not a throw.
+        if (end > Number.MAX_SAFE_INTEGER) return null;
+        region = { address: next, size: rounded, span, unmapped: 0 };
+        next = end;
+      }
       live.set(region.address, region);
       reserved += rounded;
       if (reserved > peak) peak = reserved;
@@ -164,6 +222,8 @@ export function addressSource(options: AddressSourceOptions = {}): AddressSource
     reset(): void {
       live.clear();
       next = alignUp(baseAddress, granularity);
+      followed = 0;
+      below = DOWNWARD_TOP;
       reserved = 0;
       peak = 0;
       acquires = 0;

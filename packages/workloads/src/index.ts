@@ -2,6 +2,7 @@ export {
   type AddressSource,
   type AddressSourceOptions,
   addressSource,
+  type RecordedAddresses,
 } from './address-source';
 export {
   type CapacitySearchOptions,

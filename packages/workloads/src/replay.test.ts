@@ -118,4 +118,36 @@ describe('replay', () => {
     const loopOf = (r: Replayer) => (r as unknown as { loop: unknown }).loop;
     expect(loopOf(other)).not.toBe(loopOf(replayer));
   });
+
+  it('gives back what the recording gave back, before the events it did', () => {
+    const builder = new TraceBuilder();
+    const a = builder.alloc(100);
+    builder.free(a);
+    builder.alloc(200);
+    const built = builder.build('r');
+    const trace = {
+      ...built,
+      releases: {
+        event: Int32Array.of(2, 2, 9),
+        bytes: Float64Array.of(64, 32, 1),
+        reservedBefore: Float64Array.of(96, 32, 1),
+      },
+    };
+    const target = { ...recordingBump(1000), released: [] as number[] };
+    const withRelease = Object.assign(target, {
+      release(bytes: number) {
+        target.calls.push(`r${bytes}`);
+        return bytes;
+      },
+    });
+    const state = new Replayer(trace, withRelease);
+    state.run(1);
+    state.run();
+    // Both releases before event 2, none past the end (event 9 is not reached).
+    expect(target.calls).toEqual(['a100@8', 'f0', 'r64', 'r32', 'a200@8']);
+    state.restart();
+    target.calls.length = 0;
+    state.run();
+    expect(target.calls.filter((c) => c.startsWith('r'))).toEqual(['r64', 'r32']);
+  });
 });

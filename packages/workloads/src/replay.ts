@@ -27,6 +27,11 @@ export interface ReplayTarget {
   free(address: number): void;
   /** Allocation on a stream (a caching pool's); used for the trace's events on streams other than 0. */
   allocateOn?(stream: number, size: number, alignment?: number): number | null;
+  /**
+   * Gives back cached memory, as little as covers `bytes` (a caching pool's `release`): called at the
+   * trace's {@link Trace.releases}, where the recorded allocator gave segments back.
+   */
+  release?(bytes: number): number;
 }
 
 /** Options of {@link replay} and {@link Replayer}. */
@@ -158,6 +163,8 @@ export class Replayer {
   readonly base: number;
   readonly stopOnFailure: boolean;
   private readonly loop: ReplayLoop;
+  /** Next of the trace's {@link Trace.releases} to replay. */
+  private nextRelease = 0;
 
   constructor(
     readonly trace: Trace,
@@ -181,7 +188,24 @@ export class Replayer {
    */
   run(to: number = this.trace.length): number {
     if (this.stopOnFailure && this.failures > 0) return 0;
-    return this.loop(this.trace, this.target, this, to);
+    const releases = this.trace.releases;
+    if (releases === undefined || this.target.release === undefined) {
+      return this.loop(this.trace, this.target, this, to);
+    }
+    // The recorded allocator gave segments back before some events: the target does the same there.
+    let done = 0;
+    const end = Math.min(to, this.trace.length);
+    while (this.nextRelease < releases.event.length) {
+      const at = releases.event[this.nextRelease]!;
+      if (at >= end) break;
+      if (at >= this.position) {
+        done += this.loop(this.trace, this.target, this, at);
+        if (this.position < at) return done; // stopped at a failure
+        this.target.release(releases.bytes[this.nextRelease]!);
+      }
+      this.nextRelease++;
+    }
+    return done + this.loop(this.trace, this.target, this, to);
   }
 
   /** Starts over from event 0 with `target` (a fresh allocator, or the same one after `reset()`). */
@@ -189,6 +213,7 @@ export class Replayer {
     this.target = target;
     this.addresses.fill(NOT_LIVE);
     this.position = 0;
+    this.nextRelease = 0;
     this.allocations = 0;
     this.frees = 0;
     this.failures = 0;

@@ -69,6 +69,18 @@ export interface Trace {
    */
   readonly recordedSegments?: readonly RecordedSegment[];
   /**
+   * Segments the recorded allocator gave back in the window (PyTorch snapshots' `segment_free`),
+   * each before trace event `event[i]`, of `bytes[i]` bytes: `torch.cuda.empty_cache()`, the release
+   * before a retry when `cudaMalloc` failed, garbage collection. A replay gives back as much at the
+   * same places where the allocator can (`ReplayTarget.release`).
+   */
+  readonly releases?: {
+    readonly event: Int32Array;
+    readonly bytes: Float64Array;
+    /** The recorded allocator's reserved bytes just before each was given back. */
+    readonly reservedBefore: Float64Array;
+  };
+  /**
    * The out-of-memory errors the recording holds (PyTorch snapshots' `oom` entries), in order: what
    * was asked, what the driver had free, and PyTorch's own figures at that moment.
    */
@@ -106,6 +118,8 @@ export interface StackFrame {
 export interface RecordedSegment {
   readonly event: number;
   readonly size: number;
+  /** The segment's (or mapped range's) device address, as recorded. */
+  readonly address?: number;
 }
 
 /** One recorded out-of-memory error (see {@link Trace.recordedOoms}). */

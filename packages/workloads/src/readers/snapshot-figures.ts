@@ -86,6 +86,8 @@ export interface SegmentEvent {
   readonly grow: boolean;
   /** An expandable segment's pages unmapped (`segment_unmap`), not a segment given back. */
   readonly unmap: boolean;
+  /** The window's segment growth before it (reserved bytes less those at the window's start). */
+  readonly delta: number;
   readonly address: number;
   readonly size: number;
   readonly at: number;

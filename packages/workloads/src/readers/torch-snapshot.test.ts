@@ -106,7 +106,7 @@ describe('PyTorch snapshot: the starting state', () => {
     expect(trace!.kind[3]).toBe(EventKind.Free);
     expect(trace!.id[3]).toBe(1);
     // PyTorch's own decision in the window, and the allocation it served.
-    expect(trace!.recordedSegments).toEqual([{ event: 4, size: 20 * MiB }]);
+    expect(trace!.recordedSegments).toEqual([{ event: 4, size: 20 * MiB, address: W }]);
     expect(trace!.kind[4]).toBe(EventKind.Alloc);
     expect(trace!.size[4]).toBe(3 * MiB);
     expect(trace!.meta).toMatchObject({
@@ -167,7 +167,7 @@ describe('PyTorch snapshot: the starting state', () => {
         blocks: [{ id: 0, offset: 0, requested: 10 * MiB, size: 10 * MiB }],
       },
     ]);
-    expect(trace!.recordedSegments).toEqual([{ event: 1, size: 40 * MiB }]);
+    expect(trace!.recordedSegments).toEqual([{ event: 1, size: 40 * MiB, address: P + 20 * MiB }]);
   });
 });
 

@@ -274,7 +274,14 @@ function deviceTrace(columns: SnapshotColumns, context: DeviceContext): Trace | 
     if (action >= Action.segment_alloc) {
       const grow = action === Action.segment_alloc || action === Action.segment_map;
       const unmap = action === Action.segment_unmap;
-      segmentEvents.push({ grow, unmap, address: addrs[index]!, size, at: events.length });
+      segmentEvents.push({
+        grow,
+        unmap,
+        address: addrs[index]!,
+        size,
+        at: events.length,
+        delta: segmentDelta,
+      });
       if (grow) {
         segmentAllocs++;
         segmentDelta += size;
@@ -333,7 +340,20 @@ function deviceTrace(columns: SnapshotColumns, context: DeviceContext): Trace | 
   const leading = events.preexistingBlocks().length;
   const recordedSegments: RecordedSegment[] = segmentEvents
     .filter((event) => event.grow || event.unmap)
-    .map((event) => ({ event: leading + event.at, size: event.grow ? event.size : -event.size }));
+    .map((event) => ({
+      event: leading + event.at,
+      size: event.grow ? event.size : -event.size,
+      address: event.address,
+    }));
+  const frees = segmentEvents.filter((event) => !event.grow && !event.unmap);
+  const releases =
+    frees.length > 0
+      ? {
+          event: Int32Array.from(frees, (event) => leading + event.at),
+          bytes: Float64Array.from(frees, (event) => event.size),
+          reservedBefore: Float64Array.from(frees, (event) => atStart + event.delta),
+        }
+      : undefined;
   const recordedOoms = oomsOf(columns, oomAt, trace, leading, atStart, context.stacks, (stream) =>
     events.knownStreamId(stream),
   );
@@ -341,6 +361,7 @@ function deviceTrace(columns: SnapshotColumns, context: DeviceContext): Trace | 
     ...trace,
     ...(typeof start === 'string' ? {} : { start }),
     recordedSegments,
+    ...(releases !== undefined ? { releases } : {}),
     recordedReserved: reservedLine(trace.length, leading, atStart, segmentEvents),
     ...(recordedOoms.length > 0 ? { recordedOoms } : {}),
   };
