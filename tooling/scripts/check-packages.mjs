@@ -6,8 +6,12 @@
 // them (so `@allot/cuda`'s `deviceSource()` runs with only `@allot/core` and koffi). Subpath exports
 // (`@allot/cuda/caching`) are then smoke-tested after the optional peers are added. For the
 // packages with native code, a child process checks that importing them loads no native add-on.
-// Published apps with a `bin` (the lab) are installed the same way and their commands run through
-// npx from the empty project; the library entries they export (`@allot/lab/strategies`) import.
+// Every main entry but those `nodeOnly` names must bundle for a browser, as installed (esbuild,
+// platform 'browser', no stub for Node.js modules).
+// Published apps with a `bin` (the lab) are installed the same way, with npm offline (the registry
+// packages they need are packed from the workspace's own copies), and their commands run through
+// npx from the empty project as the READMEs spell them (`npx @allot/lab ...`); the library entries
+// they export (`@allot/lab/strategies`) import.
 // Usage: node tooling/scripts/check-packages.mjs [@allot/name ...]   (packages must be built)
 import { execFileSync } from 'node:child_process';
 import {
@@ -16,20 +20,23 @@ import {
   mkdtempSync,
   readdirSync,
   readFileSync,
+  realpathSync,
   rmSync,
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { lazyNative, smokeTests } from './consumer-smoke.mjs';
+import { dirname, join } from 'node:path';
+import { build } from 'esbuild';
+import { lazyNative, nodeOnly, smokeTests } from './consumer-smoke.mjs';
 
 const root = join(import.meta.dirname, '..', '..');
 const only = process.argv.slice(2);
 
-function run(command, args, cwd) {
+function run(command, args, cwd, env = process.env) {
   try {
     return execFileSync(command, args, {
       cwd,
+      env,
       encoding: 'utf8',
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -145,6 +152,38 @@ if (loaded.length > 0) throw new Error('importing ${name} loaded ' + loaded.join
   run('node', ['native-on-import.mjs'], project);
 }
 
+/**
+ * Bundles the main entry of `name`, ESM then CJS, for a browser from `project`, where it is
+ * installed from its tarball: nothing external, no stub or alias for Node.js modules, so one
+ * imported anywhere under the entry fails with esbuild's "Could not resolve".
+ */
+async function bundleForBrowser(project, name) {
+  const forms = [
+    ['ESM', `export * from '${name}';`],
+    ['CJS', `module.exports = require('${name}');`],
+  ];
+  for (const [form, contents] of forms) {
+    try {
+      await build({
+        stdin: { contents, resolveDir: project, sourcefile: 'browser-entry.js' },
+        absWorkingDir: project,
+        bundle: true,
+        platform: 'browser',
+        format: 'esm',
+        write: false,
+        logLevel: 'silent',
+      });
+    } catch (error) {
+      const problems = (error.errors ?? [error]).map(
+        (e) => `  ${e.location ? `${e.location.file}: ` : ''}${e.text ?? e.message}`,
+      );
+      throw new Error(
+        `${name} (${form}) does not bundle for a browser; only ${Object.keys(nodeOnly).join(', ')} may need Node.js:\n${problems.join('\n')}`,
+      );
+    }
+  }
+}
+
 /** The @allot packages installed in `project`. */
 function installedAllot(project) {
   const dir = join(project, 'node_modules', '@allot');
@@ -180,6 +219,8 @@ for (const { dir, json } of packages) {
       );
     smoke(project, name, 'smoke');
     if (lazyNative[name]) checkNothingNativeOnImport(project, name, lazyNative[name]);
+    const browser = !(name in nodeOnly);
+    if (browser) await bundleForBrowser(project, name);
     const entries = subpaths(name, json);
     let withPeers = '';
     if (entries.length > 0) {
@@ -196,7 +237,7 @@ for (const { dir, json } of packages) {
     if (linked.length > 0)
       throw new Error(`workspace links leaked into the consumer: ${linked.join(', ')}`);
     console.log(
-      `✓ ${name}  publint, attw, installed alone from ${deps.length} tarball(s)${withPeers}, ESM + CJS smoke (${((Date.now() - started) / 1000).toFixed(1)} s)`,
+      `✓ ${name}  publint, attw, installed alone from ${deps.length} tarball(s)${withPeers}, ESM + CJS smoke${browser ? ', bundles for a browser' : ''} (${((Date.now() - started) / 1000).toFixed(1)} s)`,
     );
   } catch (error) {
     failures++;
@@ -205,16 +246,56 @@ for (const { dir, json } of packages) {
 }
 /**
  * Commands a published app must run once installed from its tarball alone, through `npx`, from an
- * empty folder: each `[arguments, what the output must show]`.
+ * empty folder, as its READMEs spell them: each `[npx's arguments, what the output must show]`.
  */
 const snapshotFixture = join(root, 'packages/workloads/src/readers/fixtures/snapshot.json');
 const cliChecks = {
   '@allot/lab': (version) => [
-    [['allot-lab', '--version'], `allot-lab ${version}`],
-    [['allot-lab', '-V'], `allot-lab ${version}`],
-    [['allot-lab', 'replay', snapshotFixture, '--no-report', '--quiet'], 'torch-snapshot file'],
+    [['@allot/lab', '--version'], `allot-lab ${version}`],
+    [['-p', '@allot/lab', 'allot-lab', '-V'], `allot-lab ${version}`],
+    [['@allot/lab', 'replay', snapshotFixture, '--no-report', '--quiet'], 'torch-snapshot file'],
   ],
 };
+
+/** Where `dep` is installed for the package in `from`, walking up `node_modules` folders. */
+function installedDir(from, dep) {
+  for (let dir = from; ; dir = dirname(dir)) {
+    const candidate = join(dir, 'node_modules', dep);
+    if (existsSync(join(candidate, 'package.json'))) return realpathSync(candidate);
+    if (dirname(dir) === dir) throw new Error(`${dep} is not installed for ${from}`);
+  }
+}
+
+/**
+ * Tarballs of the registry packages that the workspace packages `names` need at run time (the
+ * lab's uplot), and of what those need in turn, packed from the copies pnpm installed here: with
+ * them an app installs from tarballs alone, offline.
+ */
+function registryTarballs(names) {
+  const packed = new Map();
+  const visit = (dep, from) => {
+    if (allPublished.has(dep)) return;
+    const dir = installedDir(from, dep);
+    if (packed.has(dir)) return;
+    const out = run(
+      'npm',
+      ['pack', dir, '--json', '--ignore-scripts', '--pack-destination', work],
+      work,
+    );
+    packed.set(dir, join(work, JSON.parse(out)[0].filename));
+    const json = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
+    for (const next of Object.keys(json.dependencies ?? {})) visit(next, dir);
+  };
+  for (const name of names) {
+    const { dir, json } = allPublished.get(name);
+    for (const dep of Object.keys(json.dependencies ?? {})) visit(dep, dir);
+  }
+  return [...packed.values()];
+}
+
+/** npm's cache for the apps' installs and commands: empty, so nothing can come from it. */
+const offlineCache = join(work, 'npm-cache');
+const offline = { ...process.env, npm_config_offline: 'true', npm_config_cache: offlineCache };
 
 for (const { dir, json } of apps) {
   const name = json.name;
@@ -227,12 +308,23 @@ for (const { dir, json } of apps) {
       join(project, 'package.json'),
       JSON.stringify({ name: 'consumer', private: true, version: '0.0.0' }),
     );
-    const deps = [...closure(name)].map(pack);
-    run('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error', ...deps], project);
+    // `npx @allot/lab` runs the package's command only when it has exactly one.
+    const bins = typeof json.bin === 'string' ? [name] : Object.keys(json.bin);
+    if (bins.length !== 1)
+      throw new Error(`npx ${name} needs exactly one command in bin, found ${bins.join(', ')}`);
+    const required = [...closure(name)];
+    const deps = required.map(pack);
+    const registry = registryTarballs(required);
+    run(
+      'npm',
+      ['install', '--no-audit', '--no-fund', '--loglevel=error', ...deps, ...registry],
+      project,
+      offline,
+    );
     const checks = cliChecks[name]?.(json.version) ?? [];
     if (checks.length === 0) throw new Error(`no command checks for ${name}`);
     for (const [args, expected] of checks) {
-      const output = run('npx', ['--no', '--', ...args], project);
+      const output = run('npx', args, project, offline);
       if (!output.includes(expected)) {
         throw new Error(`npx ${args.join(' ')} printed no '${expected}':\n${output}`);
       }
@@ -249,7 +341,7 @@ for (const { dir, json } of apps) {
     }
     const entries = subpaths.length > 0 ? `, ${subpaths.length} library entry imported` : '';
     console.log(
-      `✓ ${name}  publint, installed from ${deps.length} tarball(s), ${checks.length} commands through npx${entries} (${((Date.now() - started) / 1000).toFixed(1)} s)`,
+      `✓ ${name}  publint, installed offline from ${deps.length + registry.length} tarball(s), ${checks.length} commands through npx${entries} (${((Date.now() - started) / 1000).toFixed(1)} s)`,
     );
   } catch (error) {
     failures++;

@@ -9,6 +9,17 @@ export const lazyNative = {
   '@allot/cuda': ['koffi'],
   '@allot/numa': ['koffi'],
 };
+
+/**
+ * Packages whose main entry is for Node.js alone, and why. Every other package's main entry, ESM
+ * and CJS, must bundle for a browser as installed from its tarball: esbuild, platform 'browser',
+ * nothing external and no stub, so importing a Node.js module fails the check. Subpath entries
+ * for Node.js (`@allot/stats/serve`, `@allot/workloads/node`) are not checked.
+ */
+export const nodeOnly = {
+  '@allot/cuda': 'the CUDA runtime through FFI (koffi), found on the file system',
+  '@allot/numa': 'libnuma through FFI (koffi), the topology read from /sys',
+};
 export const smokeTests = {
   '@allot/core': `
     const source = pkg.hostSource();
@@ -143,6 +154,23 @@ export const smokeTests = {
     assert.equal(trace.length, 3);
     assert.equal(pkg.summarizeTrace(trace).peakLiveBytes, 300);
     assert.throws(() => pkg.parseCsvTrace('op,id,size\\nfree,x,1\\n'), (e) => e.code === pkg.TRACE_FORMAT_ERROR_CODE);
+  `,
+  '@allot/workloads/node': `
+    const { gzipSync } = require('node:zlib');
+    const csv = 'op,id,size\\nalloc,a,100\\nalloc,b,200\\nfree,a,100\\n';
+    const [trace] = pkg.parseTraces(gzipSync(csv), { name: 't.csv.gz' });
+    assert.equal(trace.length, 3);
+    assert.equal(pkg.detectTraceFormatOf(gzipSync(csv)), 'csv');
+    assert.throws(() => pkg.parseTraces(gzipSync('op,id,size\\nfree,x,1\\n')), (e) => e.code === 'ALLOT_TRACE_FORMAT');
+    assert.equal(pkg.TRACES_DIR_ENV, 'ALLOT_TRACES_DIR');
+  `,
+  '@allot/stats/serve': `
+    assert.equal(typeof pkg.serveMetrics, 'function');
+    // prom-client, an optional peer, is not installed: serving metrics says so when called.
+    pkg.serveMetrics({}, { port: 0 }).then(
+      () => { throw new Error('serveMetrics ran without prom-client'); },
+      (e) => assert.match(e.message, /optional peer dependency 'prom-client'/),
+    );
   `,
   '@allot/thread-cache': `
     const heap = pkg.sharedHeap({ capacity: 1 << 20 });
