@@ -12,7 +12,7 @@
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { findTracesDir } from '@allot/workloads';
+import { findTracesDir } from '@allot/workloads/node';
 import { describe, expect, it } from 'vitest';
 import { lab } from './lab';
 import { Capture } from './test-capture';
