@@ -17,6 +17,7 @@ import {
   type Trace,
 } from '@allot/workloads';
 import type { RowInstance } from './row-instance';
+import { startOf } from './start-estimate';
 
 /** `expandable_segments:True`, PyTorch's defaults otherwise. */
 export const EXPANDABLE_SETTINGS: AllocatorSettings = {
@@ -88,12 +89,13 @@ export function poolInstance(
       sizes: source.decisions().slice(before.decisions),
     }),
     begin: (state) => {
-      if (trace.start !== undefined) {
+      const start = startOf(trace);
+      if (start !== undefined) {
         // A starting state from the other regime (plain segments for an expandable pool, or the
         // other way round) is not what this pool would have built: its blocks are allocated in
         // address order under the pool's own policy instead.
-        if (!sameRegime(trace.start, settings) || !restoreStart(pool, trace.start, state)) {
-          allocateStart(pool, trace, trace.start, state);
+        if (!sameRegime(start, settings) || !restoreStart(pool, start, state)) {
+          allocateStart(pool, trace, start, state);
         }
       }
       before = {
@@ -119,7 +121,7 @@ export function poolInstance(
 function recordedAddresses(trace: Trace): RecordedAddresses | null {
   const address: number[] = [];
   const size: number[] = [];
-  for (const segment of trace.start?.segments ?? []) {
+  for (const segment of startOf(trace)?.segments ?? []) {
     address.push(segment.address);
     size.push(segment.size);
   }
