@@ -13,10 +13,12 @@ import { EXIT_BAD_INPUT, EXIT_OK } from './options';
 import { Capture } from './test-capture';
 import { INFER, H100_PRESENT as present, TRAIN, TRAIN_EXPANDABLE, torchtitanJob } from './test-job';
 
-async function run(argv: string[], cwd: string) {
+/** `allot-lab ARGV` in this process; no report unless `report`. */
+async function run(argv: string[], cwd: string, report = false) {
   const stdout = new Capture();
   const stderr = new Capture();
-  const status = await lab([...argv, '--quiet'], { stdout, stderr, cwd });
+  const flags = report ? ['--quiet'] : ['--quiet', '--no-report'];
+  const status = await lab([...argv, ...flags], { stdout, stderr, cwd });
   return { status, stdout: stdout.text, stderr: stderr.text };
 }
 
@@ -58,7 +60,7 @@ describe.skipIf(!present)('a job of four H100 ranks (torchtitan layout)', () => 
       [INFER, [1]],
     ] as const) {
       const result = await run(
-        ['replay', file, '--config', advice, '--allocators', 'caching', '--no-report', '--json'],
+        ['replay', file, '--config', advice, '--allocators', 'caching', '--json'],
         root,
       );
       expect(result.status).toBe(EXIT_OK);
@@ -118,6 +120,29 @@ describe.skipIf(!present)('a job of four H100 ranks (torchtitan layout)', () => 
       rank: 0,
       peakReservedBytes: json.ranks[0]!.replayed!.peakReservedBytes,
     });
+  });
+});
+
+describe.skipIf(!present)('the report of a job', () => {
+  it("writes the job's page, its results.json, and each rank's own page, linked", async () => {
+    const root = torchtitanJob([TRAIN, TRAIN]);
+    const result = await run(['replay', 'memory_snapshot', '--out', 'job-report'], root, true);
+    expect(result.status).toBe(EXIT_OK);
+    const folder = join(root, 'job-report');
+    expect(result.stdout).toContain(`Report: ${join(folder, 'index.html')}`);
+    const page = readFileSync(join(folder, 'index.html'), 'utf8');
+    expect(page).toContain('<h2>Peak reserved per rank</h2>');
+    expect(page.match(/<rect /g)).toHaveLength(4); // two ranks, predicted and recorded
+    for (const rank of [0, 1]) {
+      expect(page).toContain(`<a href="ranks/rank-${rank}/index.html">rank ${rank}</a>`);
+      const own = readFileSync(join(folder, 'ranks', `rank-${rank}`, 'index.html'), 'utf8');
+      expect(own).toContain(`rank ${rank}: memory_snapshot/step_10/00000${rank}_step_10.pickle.gz`);
+    }
+    const saved = JSON.parse(readFileSync(join(folder, 'results.json'), 'utf8')) as JobResults;
+    expect(saved.ranks.map((rank) => rank.report)).toEqual([
+      'ranks/rank-0/index.html',
+      'ranks/rank-1/index.html',
+    ]);
   });
 });
 

@@ -167,13 +167,14 @@ function torchFigures(meta: Trace['meta']): TorchFigures | undefined {
   return figures as TorchFigures;
 }
 
-/** Measures every row on every workload. */
+/** Measures every row on every workload (`skipTiming`: no ns/event, as a job's rank reports). */
 export function runWorkloads(
   inputs: readonly WorkloadInput[],
   rows: readonly LabRow[],
   capacity: number | null,
   progress?: Progress,
   device?: DeviceModel,
+  measure: { readonly skipTiming?: boolean } = {},
 ): WorkloadResult[] {
   let total = 0;
   for (const input of inputs) total += rows.length + (input.extraRows?.length ?? 0);
@@ -187,7 +188,10 @@ export function runWorkloads(
       progress?.(done, total, `${input.id} × ${row.name}`);
       const rowDevice = recordedDevice(trace, device);
       results.push(
-        measureRow(trace, row, profile, capacity, rowDevice ? { device: rowDevice } : {}),
+        measureRow(trace, row, profile, capacity, {
+          ...measure,
+          ...(rowDevice ? { device: rowDevice } : {}),
+        }),
       );
       done++;
     }

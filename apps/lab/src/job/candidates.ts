@@ -14,7 +14,12 @@
  * 26 settings, 68 under a fraction: about what one descent tries (26 to 42 on the H100 traces), and
  * on every H100 trace its best is the descent's.
  */
-import { type AllocatorSettings, DEFAULT_SETTINGS, formatAllocConf } from '@allot/caching';
+import {
+  type AllocatorSettings,
+  DEFAULT_SETTINGS,
+  formatAllocConf,
+  parseAllocConf,
+} from '@allot/caching';
 import { GARBAGE_COLLECTION_THRESHOLDS, MAX_SPLIT_VALUES_MB, ROUNDUP_DIVISIONS } from '../tune';
 
 const MIB = 2 ** 20;
@@ -51,4 +56,13 @@ export function jobCandidates(underFraction: boolean): string[] {
     }
   }
   return [...new Set(settings.map(formatAllocConf))];
+}
+
+/** The canonical form of `conf`, or null when the pool cannot model it. */
+export function canonicalConf(conf: string): string | null {
+  try {
+    return formatAllocConf(parseAllocConf(conf));
+  } catch {
+    return null;
+  }
 }

@@ -14,6 +14,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { EXIT_BUG, fileErrorMeaning } from '../failure';
+import { checkOutFolder } from '../input';
 import {
   EXIT_BAD_INPUT,
   EXIT_FAILED_ALLOCATIONS,
@@ -28,6 +29,7 @@ import { formatJobReplay, formatJobTune, rankList } from './format';
 import { findRanks, shardOf } from './layout';
 import { runRanks } from './pool';
 import type { RankResult, RankTask } from './rank';
+import { writeJobReport } from './report';
 import { type FailedRank, type JobFrame, type JobResults, jobResults, rankOf } from './results';
 
 /** Where a job writes (the lab's `LabIo`). */
@@ -58,6 +60,8 @@ export async function jobCommand(
 ): Promise<number> {
   const cwd = io.cwd ?? process.cwd();
   const input = findRanks(options.files, cwd, options.step);
+  if (options.report) checkOutFolder(options.out, cwd);
+  const report = options.report ? resolve(cwd, options.out) : null;
   const mine = shardOf(input.ranks, options.shard);
   const mode = options.command === 'tune' ? 'tune' : 'replay';
   const candidates =
@@ -71,6 +75,7 @@ export async function jobCommand(
     memory: options.memory,
     fraction: options.fraction,
     configs: candidates,
+    report,
   }));
   const totalBytes = mine.reduce((sum, rank) => sum + rank.bytes, 0);
   const stream = io.stderr as NodeJS.WriteStream;
@@ -120,18 +125,23 @@ export async function jobCommand(
     results,
     failed,
   );
-  return printJob(job, options.json, io);
+  return printJob(job, options, io);
 }
 
-/** Prints `job` (a table, or `--json`) and its failures; returns the exit status. */
-export function printJob(job: JobResults, json: boolean, io: JobIo): number {
-  io.stdout.write(
-    json
-      ? `${JSON.stringify(job, null, 2)}\n`
-      : job.job === 'tune'
-        ? formatJobTune(job)
-        : formatJobReplay(job),
-  );
+/**
+ * Writes the job's page (unless --no-report), prints `job` (a table, or `--json`) and its failures;
+ * returns the exit status.
+ */
+export function printJob(job: JobResults, options: LabOptions, io: JobIo): number {
+  const cwd = io.cwd ?? process.cwd();
+  const page = options.report ? writeJobReport(job, resolve(cwd, options.out)) : null;
+  if (options.json) io.stdout.write(`${JSON.stringify(job, null, 2)}\n`);
+  else {
+    io.stdout.write(job.job === 'tune' ? formatJobTune(job) : formatJobReplay(job));
+    if (page !== null) {
+      io.stdout.write(`\nReport: ${page} (each rank's own page is linked from it)\n`);
+    }
+  }
   if (job.failed.length > 0) {
     for (const f of job.failed) io.stderr.write(`allot-lab: rank ${f.rank}: ${f.message}\n`);
     const bug = job.failed.some((f) => f.bug);
@@ -201,6 +211,7 @@ function readShard(file: string, cwd: string): JobResults {
 /** `merge RESULTS.json...`: one job's answer from its shards' `--json` outputs. */
 export function mergeCommand(options: LabOptions, argv: readonly string[], io: JobIo): number {
   const cwd = io.cwd ?? process.cwd();
+  if (options.report) checkOutFolder(options.out, cwd);
   const shards = options.files.map((file) => ({ file, job: readShard(file, cwd) }));
   const first = shards[0]!;
   for (const { file, job } of shards.slice(1)) {
@@ -250,5 +261,5 @@ export function mergeCommand(options: LabOptions, argv: readonly string[], io: J
     [...ranks.values()].map((entry) => entry.result),
     [...failed.values()],
   );
-  return printJob(job, options.json, io);
+  return printJob(job, options, io);
 }

@@ -56,7 +56,7 @@ function fidelityCells(rank: JobRank): string[] {
 }
 
 /** Worst rank, spread, and the ranks flagged. */
-function summaryLines(job: JobResults): string[] {
+export function summaryLines(job: JobResults): string[] {
   const lines: string[] = [];
   if (job.worst && job.spread) {
     const s = job.spread;
@@ -152,7 +152,8 @@ function deviceLine(job: JobResults): string {
   return `device: ${formatBytes(first.memory ?? 0)} of memory, ${fraction}; ${origin}`;
 }
 
-function adviceLines(job: JobResults): string[] {
+/** The setting for every rank (tune), in words. */
+export function adviceLines(job: JobResults): string[] {
   const advice = job.advice;
   if (job.mixedSettings && !job.forced) {
     return [

@@ -4,13 +4,16 @@
  * setting. A worker thread runs this for one rank at a time and posts back the result, never the
  * trace; with one job (and in the tests, which run the source) the main thread runs it.
  */
-import { formatAllocConf, parseAllocConf } from '@allot/caching';
+import { parseAllocConf } from '@allot/caching';
 import type { Trace } from '@allot/workloads';
 import { inFiles, inputFailureMessage } from '../failure';
 import { checkMemoryHoldsTrace, type InputOptions, readTraceFiles } from '../input';
+import { recordedDevice } from '../oom-probes';
 import type { DeviceModel } from '../pool-instance';
 import { segmentFidelity } from '../run';
 import { type DeviceOrigin, deviceOf, type PoolRun, runPool, segmentCalls } from '../tune';
+import { canonicalConf } from './candidates';
+import { rankReportPath, writeRankReport } from './rank-report';
 
 /** What a worker is asked to do for one rank. Plain data: it crosses to a worker thread. */
 export interface RankTask {
@@ -26,6 +29,8 @@ export interface RankTask {
   readonly fraction: number | null;
   /** The settings to replay it under: `--config` (replay), the job's candidates (tune). */
   readonly configs: readonly string[];
+  /** The job's report folder (absolute), where the rank's own page goes; null for none. */
+  readonly report: string | null;
 }
 
 /** The caching pool's figures under one setting. */
@@ -68,21 +73,14 @@ export interface RankResult {
   readonly device: DeviceModel & { readonly origin?: DeviceOrigin };
   /** One per setting of the task, in its order. */
   readonly settings: readonly SettingFigures[];
+  /** The rank's own page, relative to the job's report folder, when one was written. */
+  readonly report?: string;
   /** Seconds spent on the rank (reading and replays). */
   readonly seconds: number;
 }
 
 /** Hears how many bytes of the rank's file were read. */
 export type RankListener = (bytesRead: number) => void;
-
-/** The canonical form of `conf`, or null when the pool cannot model it. */
-export function canonicalConf(conf: string): string | null {
-  try {
-    return formatAllocConf(parseAllocConf(conf));
-  } catch {
-    return null;
-  }
-}
 
 function figuresOf(run: PoolRun): SettingFigures {
   return {
@@ -116,13 +114,19 @@ export async function analyseRank(task: RankTask, onProgress?: RankListener): Pr
     const found = deviceOf(trace, stated);
     device = { ...found.device, origin: found.origin };
   } else {
-    device = { memory: task.memory, fraction: task.fraction };
+    // As `replay FILE` does: the wall of a recorded out-of-memory error unless --memory states one.
+    const stated = { memory: task.memory, fraction: task.fraction };
+    device = recordedDevice(trace, stated) ?? stated;
   }
   const replayed = await replayRecorded(trace, device);
   const settings: SettingFigures[] = [];
   for (const config of task.configs) {
     await breathe();
     settings.push(figuresOf(runPool(trace, parseAllocConf(config), device)));
+  }
+  if (task.report !== null) {
+    await breathe();
+    writeRankReport(trace, task, task.report, device);
   }
   const recordedPeak = numberOf(trace, 'torchPeakReservedBytes');
   const conf = trace.meta.torchAllocConf;
@@ -141,6 +145,7 @@ export async function analyseRank(task: RankTask, onProgress?: RankListener): Pr
         : null,
     device,
     settings,
+    ...(task.report !== null ? { report: rankReportPath(task.rank) } : {}),
     seconds: (performance.now() - started) / 1000,
   };
 }

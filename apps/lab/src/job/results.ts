@@ -7,8 +7,9 @@
  */
 import type { Shard } from '../options';
 import { adviseJob, type JobAdvice } from './advice';
+import { canonicalConf } from './candidates';
 import type { JobInput } from './layout';
-import { canonicalConf, type RankResult, type SettingFigures } from './rank';
+import type { RankResult, SettingFigures } from './rank';
 
 /** A replay error beyond this, or fewer segment decisions matched, flags a rank. */
 export const FLAG_ERROR = 0.01;
