@@ -297,18 +297,36 @@ function tuneCommand(trace: Trace, options: LabOptions, io: LabIo): number {
     lines.push(
       "PyTorch's defaults are already the best setting found for this trace (keep PYTORCH_CUDA_ALLOC_CONF unset):",
     );
+    const like = result.likeForLike;
+    if (like !== undefined) {
+      lines.push(
+        `  (a setting of the other segment regime peaks at ${formatBytes(like.bestPeakReservedBytes)} only because it starts without ` +
+          `the ${formatBytes(like.startCacheBytes)} PyTorch held cached before the window; from the same start the defaults reach ` +
+          `${formatBytes(like.defaultsPeakReservedBytes)})`,
+      );
+    }
     lines.push(
       `  predicted peak reserved ${formatBytes(result.defaults.peakReservedBytes)}, ${segments(result.defaults)}`,
     );
   } else {
     lines.push(`PYTORCH_CUDA_ALLOC_CONF=${conf}`);
+    const against =
+      result.likeForLike?.defaultsPeakReservedBytes ?? result.defaults.peakReservedBytes;
     lines.push(
-      `  predicted peak reserved ${formatBytes(result.best.peakReservedBytes)} instead of ${formatBytes(result.defaults.peakReservedBytes)} with the defaults: ` +
+      `  predicted peak reserved ${formatBytes(result.best.peakReservedBytes)} instead of ${formatBytes(against)} with the defaults: ` +
         `${formatBytes(result.savingBytes)} saved (${formatPercent(result.savingFraction)})`,
     );
     lines.push(
       `  ${segments(result.best)}, against ${segments(result.defaults)} with the defaults`,
     );
+    const like = result.likeForLike;
+    if (like !== undefined) {
+      lines.push(
+        `  like for like: both from the live blocks at the window's start; the defaults restoring the recorded start reach ` +
+          `${formatBytes(result.defaults.peakReservedBytes)}, of which ${formatBytes(like.startCacheBytes)} is cache PyTorch held ` +
+          'before the window, which this setting cannot restore',
+      );
+    }
     if (result.unlimitedSavingBytes < result.savingBytes / 2) {
       lines.push(
         `  note: this saving comes from the device figures above (without a memory limit it is ${formatBytes(result.unlimitedSavingBytes)}); ` +

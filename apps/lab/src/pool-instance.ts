@@ -57,6 +57,7 @@ export function poolInstance(
   capacity: number | null,
   device: DeviceModel = UNLIMITED_DEVICE,
   note?: string,
+  options: { readonly cold?: boolean } = {},
 ): PoolInstance {
   const memory = device.memory ?? capacity;
   const recorded = recordedAddresses(trace);
@@ -94,7 +95,11 @@ export function poolInstance(
         // A starting state from the other regime (plain segments for an expandable pool, or the
         // other way round) is not what this pool would have built: its blocks are allocated in
         // address order under the pool's own policy instead.
-        if (!sameRegime(start, settings) || !restoreStart(pool, start, state)) {
+        if (
+          options.cold === true ||
+          !sameRegime(start, settings) ||
+          !restoreStart(pool, start, state)
+        ) {
           allocateStart(pool, trace, start, state);
         }
       }
@@ -142,7 +147,7 @@ function recordedAddresses(trace: Trace): RecordedAddresses | null {
 }
 
 /** Whether `start` was built under the same segment regime (expandable or not) as `settings`. */
-function sameRegime(start: StartState, settings: AllocatorSettings): boolean {
+export function sameRegime(start: StartState, settings: AllocatorSettings): boolean {
   return start.segments.every((segment) => segment.expandable === settings.expandableSegments);
 }
 

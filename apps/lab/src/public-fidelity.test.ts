@@ -124,4 +124,23 @@ describe.skipIf(folder === null)('fidelity on public recordings', () => {
     );
     expect(selectN!.releases).toMatchObject({ bursts: 39, atWall: 39 });
   });
+
+  it('tune compares like with like when the advice cannot restore the recorded start', async () => {
+    const stdout = new Capture();
+    await lab(['tune', join(folder!, 'HTA-df_index_resolver.json.gz'), '--json', '--quiet'], {
+      stdout,
+      stderr: new Capture(),
+    });
+    const result = JSON.parse(stdout.text);
+    expect(result.allocConf).toContain('expandable_segments:True');
+    const like = result.likeForLike;
+    // The defaults restore 11.9 GiB, 8.09 GiB of it cache from before the window; from the live
+    // blocks alone they reach far less, and the saving is counted from there.
+    expect(like.startCacheBytes).toBeGreaterThan(8 * 2 ** 30);
+    expect(like.defaultsPeakReservedBytes).toBeLessThan(
+      result.defaults.peakReservedBytes - like.startCacheBytes / 2,
+    );
+    expect(result.savingBytes).toBe(like.defaultsPeakReservedBytes - result.best.peakReservedBytes);
+    expect(result.savingFraction).toBeLessThan(0.1);
+  });
 });

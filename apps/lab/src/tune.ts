@@ -30,9 +30,11 @@ import {
   type DeviceModel,
   EXPANDABLE_SETTINGS,
   poolInstance,
+  sameRegime,
   UNLIMITED_DEVICE,
 } from './pool-instance';
 import { beginReplay, type SegmentDecisions } from './row-instance';
+import { startOf } from './start-estimate';
 
 const MIB = 2 ** 20;
 const GIB = 2 ** 30;
@@ -67,8 +69,9 @@ export function runPool(
   trace: Trace,
   settings: AllocatorSettings,
   device: DeviceModel = UNLIMITED_DEVICE,
+  cold = false,
 ): PoolRun {
-  const instance = poolInstance(settings, trace, null, device);
+  const instance = poolInstance(settings, trace, null, device, undefined, { cold });
   const state = beginReplay(instance, trace, replayers.get(trace));
   replayers.set(trace, state);
   let failed = 0;
@@ -181,7 +184,10 @@ export interface TuneResult {
   readonly best: PoolRun;
   /** Every setting evaluated, in order. */
   readonly tried: readonly PoolRun[];
-  /** `defaults.peakReservedBytes − best.peakReservedBytes`. */
+  /**
+   * `defaults.peakReservedBytes − best.peakReservedBytes`; from the same start
+   * (`likeForLike.defaultsPeakReservedBytes − best.peakReservedBytes`) when there is a `likeForLike`.
+   */
   readonly savingBytes: number;
   /** The saving as a fraction of the defaults' peak reserved. */
   readonly savingFraction: number;
@@ -190,6 +196,24 @@ export interface TuneResult {
    * the benefit comes from the device figures, which matters most when they were assumed.
    */
   readonly unlimitedSavingBytes: number;
+  /**
+   * When the recommendation is of the other segment regime than the recording's starting state: a
+   * pool of that regime cannot restore the cache PyTorch held before the window, so it starts with
+   * the live blocks only. Both rows from that same start, and what the saving is made of.
+   */
+  readonly likeForLike?: LikeForLike;
+}
+
+/** See {@link TuneResult.likeForLike}. */
+export interface LikeForLike {
+  /** The defaults, started with the live blocks only. */
+  readonly defaultsPeakReservedBytes: number;
+  /** The recommendation from that start (its own peak: it never restores the cache). */
+  readonly bestPeakReservedBytes: number;
+  /** The saving from the same start. */
+  readonly savingBytes: number;
+  /** Reserved but not live when the window began: cache the defaults row restores. */
+  readonly startCacheBytes: number;
 }
 
 /** The device of a tuning run, and where it came from. */
@@ -248,8 +272,16 @@ export function tune(trace: Trace, options: TuneOptions = {}): TuneResult {
       if (!changed) break;
     }
   }
-  const best = recommend(defaults, tried);
-  const savingBytes = defaults.peakReservedBytes - best.peakReservedBytes;
+  let best = recommend(defaults, tried);
+  const likeForLike = compareFromSameStart(trace, device, defaults, best);
+  // A saving made only of the cache held before the window is no saving: keep the defaults.
+  if (likeForLike !== undefined && likeForLike.savingBytes <= 0) best = defaults;
+  // Like with like: from the same start when the recommendation cannot restore the recorded one.
+  const base =
+    likeForLike !== undefined && best !== defaults
+      ? likeForLike.defaultsPeakReservedBytes
+      : defaults.peakReservedBytes;
+  const savingBytes = base - best.peakReservedBytes;
   const unlimitedSavingBytes =
     best === defaults
       ? 0
@@ -262,8 +294,38 @@ export function tune(trace: Trace, options: TuneOptions = {}): TuneResult {
     best,
     tried,
     savingBytes,
-    savingFraction: defaults.peakReservedBytes > 0 ? savingBytes / defaults.peakReservedBytes : 0,
+    savingFraction: base > 0 ? savingBytes / base : 0,
     unlimitedSavingBytes,
+    ...(likeForLike !== undefined ? { likeForLike } : {}),
+  };
+}
+
+/**
+ * The defaults and `best` from the same start when `best` cannot restore the recording's starting
+ * state (the other segment regime): see {@link TuneResult.likeForLike}.
+ */
+function compareFromSameStart(
+  trace: Trace,
+  device: DeviceModel,
+  defaults: PoolRun,
+  best: PoolRun,
+): LikeForLike | undefined {
+  const start = startOf(trace);
+  if (start === undefined || best === defaults || sameRegime(start, best.settings))
+    return undefined;
+  if (!sameRegime(start, defaults.settings)) return undefined;
+  let reserved = 0;
+  let live = 0;
+  for (const segment of start.segments) {
+    reserved += segment.size;
+    for (const block of segment.blocks) live += block.requested;
+  }
+  const cold = runPool(trace, DEFAULT_SETTINGS, device, true);
+  return {
+    defaultsPeakReservedBytes: cold.peakReservedBytes,
+    bestPeakReservedBytes: best.peakReservedBytes,
+    savingBytes: cold.peakReservedBytes - best.peakReservedBytes,
+    startCacheBytes: Math.max(0, reserved - live),
   };
 }
 
