@@ -123,6 +123,23 @@ describe.skipIf(!present)('a job of four H100 ranks (torchtitan layout)', () => 
   });
 });
 
+describe.skipIf(!present)('a job tuned under a memory limit', () => {
+  it('rules out a setting that runs a rank out of memory, and keeps fidelity on the recorded device', async () => {
+    const root = torchtitanJob([TRAIN, INFER]);
+    const result = await run(['tune', 'memory_snapshot', '--memory', '10GiB', '--json'], root);
+    expect(result.status).toBe(EXIT_OK);
+    const job = JSON.parse(result.stdout) as JobResults;
+    expect(job.advice!.ruledOut.failing).toBeGreaterThan(0);
+    expect(job.advice!.failures).toBe(0);
+    for (const rank of job.ranks) {
+      expect(rank.failures).toBe(0);
+      expect(rank.peakReservedBytes!).toBeLessThanOrEqual(10 * 2 ** 30);
+      expect(rank.device).toMatchObject({ memory: 10 * 2 ** 30, origin: 'stated' });
+      expect(rank.flagged).toBeNull(); // replayed beside the recording on its own 80 GB card
+    }
+  });
+});
+
 describe.skipIf(!present)('the report of a job', () => {
   it("writes the job's page, its results.json, and each rank's own page, linked", async () => {
     const root = torchtitanJob([TRAIN, TRAIN]);

@@ -165,7 +165,14 @@ export function adviceLines(job: JobResults): string[] {
   const before = advice.defaultsWorst;
   const ruled = advice.ruledOut;
   const lines: string[] = [];
-  if (advice.config === '') {
+  if (advice.failures > 0) {
+    const defaults = job.ranks.reduce((sum, rank) => sum + (rank.defaultsFailures ?? 0), 0);
+    lines.push(
+      `Every setting searched fails allocations on some rank on this device: the memory is too small for the job.`,
+      `  the fewest failures: ${formatCount(advice.failures)} in all with ${advice.config === '' ? "PyTorch's defaults" : `PYTORCH_CUDA_ALLOC_CONF=${advice.config}`}` +
+        `, against ${formatCount(defaults)} with the defaults`,
+    );
+  } else if (advice.config === '') {
     lines.push(
       "PyTorch's defaults are already the best setting found for the job (keep PYTORCH_CUDA_ALLOC_CONF unset):",
       `  worst rank ${before.rank}: predicted peak reserved ${formatBytes(before.peakReservedBytes)}`,
@@ -180,7 +187,7 @@ export function adviceLines(job: JobResults): string[] {
   }
   if (ruled.failing + ruled.worseOnARank > 0) {
     lines.push(
-      `  ruled out: ${formatCount(ruled.failing)} settings that fail allocations on a rank, ` +
+      `  ruled out: ${formatCount(ruled.failing)} settings that fail ${advice.failures > 0 ? 'more allocations' : 'allocations on a rank'}, ` +
         `${formatCount(ruled.worseOnARank)} predicted worse than the defaults on a rank`,
     );
   }

@@ -9,7 +9,7 @@ import type { Trace } from '@allot/workloads';
 import { inFiles, inputFailureMessage } from '../failure';
 import { checkMemoryHoldsTrace, type InputOptions, readTraceFiles } from '../input';
 import { recordedDevice } from '../oom-probes';
-import type { DeviceModel } from '../pool-instance';
+import { type DeviceModel, UNLIMITED_DEVICE } from '../pool-instance';
 import { segmentFidelity } from '../run';
 import { type DeviceOrigin, deviceOf, type PoolRun, runPool, segmentCalls } from '../tune';
 import { canonicalConf } from './candidates';
@@ -118,7 +118,10 @@ export async function analyseRank(task: RankTask, onProgress?: RankListener): Pr
     const stated = { memory: task.memory, fraction: task.fraction };
     device = recordedDevice(trace, stated) ?? stated;
   }
-  const replayed = await replayRecorded(trace, device);
+  // Beside the recording, the device it was recorded on (tune's --memory is a what-if, not that).
+  const recordedOn =
+    task.mode === 'tune' ? (recordedDevice(trace, UNLIMITED_DEVICE) ?? UNLIMITED_DEVICE) : device;
+  const replayed = await replayRecorded(trace, recordedOn);
   const settings: SettingFigures[] = [];
   for (const config of task.configs) {
     await breathe();
