@@ -85,6 +85,11 @@ export interface RowResult {
   /** `1 − largest free / total free` at the event of peak live bytes. */
   readonly externalFragmentationAtPeak: number;
   readonly failures: number;
+  /**
+   * A caching row on a recording with out-of-memory errors: how many of their requests it could not
+   * serve at their places (0: the whole recording, the failing requests included, runs).
+   */
+  readonly recordedOomsFailed?: number;
   /** Index of the first failed event, or −1. */
   readonly firstFailure: number;
   readonly nsPerEvent: number;

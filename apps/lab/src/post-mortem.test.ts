@@ -219,4 +219,50 @@ describe('the out-of-memory post-mortem, on recordings built to fail', () => {
     expect(layouts[0].view).toMatchObject({ totalBytes: 60 * MiB, liveBytes: 20 * MiB });
     expect(layouts[1].view).toMatchObject({ totalBytes: 80 * MiB, liveBytes: 60 * MiB });
   });
+
+  it('each setting that avoids it, checked by a separate replay at the wall', async () => {
+    const cases = [
+      ['checked-fragmentation', fragmentation()],
+      [
+        'checked-oversize',
+        new Recording().segment(0, 100).alloc(0, 100).free(0, 100).alloc(0, 30).oom(100, 35),
+      ],
+    ] as const;
+    for (const [name, recording] of cases) {
+      const oom = await postMortemOf(name, recording);
+      expect(oom.avoidedBy!.length).toBeGreaterThan(0);
+      const file = join(dir, `${name}.json`);
+      for (const setting of oom.avoidedBy!) {
+        const stdout = new Capture();
+        const argv = [
+          'replay',
+          file,
+          '--allocators',
+          'caching',
+          '--json',
+          '--no-report',
+          '--quiet',
+        ];
+        argv.push('--memory', String(oom.capacityBytes));
+        if (setting.allocConf !== '') argv.push('--config', setting.allocConf);
+        await lab(argv, { stdout, stderr: new Capture() });
+        const rows = JSON.parse(stdout.text).workloads[0].rows as {
+          config?: string;
+          failures: number;
+          recordedOomsFailed?: number;
+          peakReservedBytes: number;
+        }[];
+        const row = rows.find((r) => r.config === setting.allocConf)!;
+        expect(row.failures, setting.allocConf).toBe(0);
+        expect(row.recordedOomsFailed, setting.allocConf).toBe(0);
+      }
+      // And the recorded settings do not: their row fails the recorded request.
+      const stdout = new Capture();
+      await lab(['replay', file, '--allocators', 'caching', '--json', '--no-report', '--quiet'], {
+        stdout,
+        stderr: new Capture(),
+      });
+      expect(JSON.parse(stdout.text).workloads[0].rows[0].recordedOomsFailed).toBe(1);
+    }
+  });
 });

@@ -2,6 +2,7 @@
  * Runs workloads through rows and collects everything the tables, `--json`, `results.json` and the
  * HTML report show.
  */
+import { parseAllocConf } from '@allot/caching';
 import {
   type RecordedSegment,
   summarizeTrace,
@@ -9,13 +10,13 @@ import {
   type TrainingBudget,
 } from '@allot/workloads';
 import { measureRow, type RowResult } from './measure';
-import { recordedDevice } from './oom-probes';
+import { oomProbes, recordedDevice } from './oom-probes';
 import type { DeviceModel } from './pool-instance';
 import { type OomFigures, oomFigures, postMortem } from './post-mortem';
 import { type LabRow, profileOf } from './registry';
 import { type RecordedReleases, recordedReleases } from './releases';
 import { type Explanation, explainWorkload } from './report/explain';
-import type { TuneResult } from './tune';
+import { runPool, type TuneResult } from './tune';
 
 /** PyTorch's own figures recorded in a trace file, set beside a replay's. */
 export interface TorchFigures {
@@ -187,12 +188,11 @@ export function runWorkloads(
     for (const row of [...rows, ...(input.extraRows ?? [])]) {
       progress?.(done, total, `${input.id} × ${row.name}`);
       const rowDevice = recordedDevice(trace, device);
-      results.push(
-        measureRow(trace, row, profile, capacity, {
-          ...measure,
-          ...(rowDevice ? { device: rowDevice } : {}),
-        }),
-      );
+      const result = measureRow(trace, row, profile, capacity, {
+        ...measure,
+        ...(rowDevice ? { device: rowDevice } : {}),
+      });
+      results.push(withRecordedOoms(trace, result, rowDevice));
       done++;
     }
     const figures = torchFigures(trace.meta);
@@ -251,6 +251,21 @@ export function runWorkloads(
       }),
     };
   });
+}
+
+/**
+ * A caching row with {@link RowResult.recordedOomsFailed}: the same replay asking for the requests
+ * of the recording's out-of-memory errors at their places, at the wall.
+ */
+function withRecordedOoms(
+  trace: Trace,
+  row: RowResult,
+  device: DeviceModel | undefined,
+): RowResult {
+  if (row.config === undefined || device?.memory == null || oomProbes(trace).length === 0)
+    return row;
+  const probed = runPool(trace, parseAllocConf(row.config), device);
+  return { ...row, recordedOomsFailed: Math.max(0, probed.failures - row.failures) };
 }
 
 /** Sets the row replaying the recorded settings beside the recording (see {@link Fidelity}). */

@@ -33,7 +33,9 @@ export function tableRows(workload: WorkloadResult): string[][] {
     formatBytes(row.peakReservedBytes),
     formatRatio(row.ratio),
     formatPercent(row.externalFragmentationAtPeak),
-    formatCount(row.failures),
+    row.recordedOomsFailed
+      ? `${formatCount(row.failures)} +${formatCount(row.recordedOomsFailed)} oom`
+      : formatCount(row.failures),
     Number.isFinite(row.nsPerEvent) ? row.nsPerEvent.toFixed(0) : '–',
     row.segments
       ? `${formatCount(row.segments.acquired)}${row.segments.grown > 0 ? ` +${formatCount(row.segments.grown)} grown` : ''}`
