@@ -123,6 +123,17 @@ describe.skipIf(!present)('a job of four H100 ranks (torchtitan layout)', () => 
   });
 });
 
+describe.skipIf(!present)('the settings a job searches', () => {
+  it("hold what tune FILE's descent finds on an H100 snapshot: one rank's advice is tune's", async () => {
+    const root = torchtitanJob([TRAIN]);
+    const job = JSON.parse((await run(['tune', 'memory_snapshot', '--json'], root)).stdout);
+    const single = JSON.parse((await run(['tune', TRAIN, '--json'], root)).stdout);
+    expect(job.allocConf).toBe(single.allocConf);
+    expect(job.ranks[0].peakReservedBytes).toBe(single.best.peakReservedBytes);
+    expect(job.ranks[0].defaultsPeakReservedBytes).toBe(single.defaults.peakReservedBytes);
+  });
+});
+
 describe.skipIf(!present)('a job tuned under a memory limit', () => {
   it('rules out a setting that runs a rank out of memory, and keeps fidelity on the recorded device', async () => {
     const root = torchtitanJob([TRAIN, INFER]);
