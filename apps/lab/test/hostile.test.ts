@@ -236,7 +236,8 @@ function cases(): Case[] {
         mkdirSync(join(dir, 'folder'), { recursive: true });
         return ['replay', 'folder', ...NO_REPORT];
       },
-      says: /folder: it is a folder/,
+      // A folder is a job of its rank snapshots (src/job): an empty one says what it looked for.
+      says: /^allot-lab: folder holds no trace files: looked for \*\.pickle, \*\.pkl/,
     },
     {
       name: 'a missing file',
@@ -684,7 +685,16 @@ function cases(): Case[] {
       args: () => ['replay'],
       says: /replay needs at least one trace file/,
     },
-    { name: 'tune with two files', args: () => ['tune', 'a', 'b'], says: /takes one trace file/ },
+    {
+      name: 'tune with two missing files',
+      args: () => ['tune', 'a', 'b'], // several files are a job's ranks
+      says: /cannot read a: no such file or folder/,
+    },
+    {
+      name: 'capacity with two files',
+      args: () => ['capacity', 'a', 'b'],
+      says: /takes one trace file/,
+    },
     {
       name: '--format csv on a pickle',
       args: replay('asCsv.pickle', pickle('\x80\x02}q\x00.'), '--format', 'csv'),
