@@ -1,5 +1,5 @@
 import { defaultSizeClasses } from '@allot/slab';
-import { inferenceServing, larson, TraceBuilder } from '@allot/workloads';
+import { EventKind, inferenceServing, larson, TraceBuilder } from '@allot/workloads';
 import { describe, expect, it } from 'vitest';
 import { LAYOUT_BLOCK_BUDGET, layoutView, measureRow, peakEventIndex } from './measure';
 import { ALL_ROWS, findRow, profileOf, ROWS } from './registry';
@@ -62,6 +62,33 @@ describe('measureRow', () => {
     expect(result.failures).toBeGreaterThan(0);
     expect(result.firstFailure).toBeGreaterThan(0);
     expect(Number.isNaN(result.nsPerEvent)).toBe(true);
+  });
+});
+
+describe('the sampled live bytes', () => {
+  it('hold at each sample the peak of the interval that begins there, where the chart draws it', () => {
+    // Every 50 events a burst of 1–5 MiB for one event, a small block in between.
+    const builder = new TraceBuilder('bursts');
+    builder.alloc(1024);
+    for (let n = 0; n < 3000; n++)
+      builder.free(builder.alloc(n % 25 === 3 ? 2 ** 20 * (1 + (n % 5)) : 512));
+    const trace = builder.build('bursts');
+    const live: number[] = [0];
+    for (let i = 0; i < trace.length; i++)
+      live.push(live[i]! + (trace.kind[i] === EventKind.Alloc ? trace.size[i]! : -trace.size[i]!));
+    for (const name of ['best-fit', 'caching']) {
+      const result = measureRow(trace, findRow(name)!, profileOf(trace), null, {
+        skipTiming: true,
+        seriesPoints: 100,
+      });
+      const { event, liveBytes } = result.series;
+      expect(event.length).toBeGreaterThan(50);
+      // Sample k is the state after event[k] events; it holds until sample k + 1.
+      for (let k = 0; k < event.length; k++) {
+        const end = k + 1 < event.length ? event[k + 1]! : event[k]! + 1;
+        expect(liveBytes[k], `${name}, sample ${k}`).toBe(Math.max(...live.slice(event[k]!, end)));
+      }
+    }
   });
 });
 

@@ -41,8 +41,10 @@ export const MAX_TIMED_MS = 2000;
 export const LAYOUT_RUNS = 2000;
 
 /**
- * Time series of one replay, sampled at `event`: live bytes are the largest since the previous
- * sample (so no peak falls between samples); reserved and fragmentation are the values at the event.
+ * Time series of one replay, sampled at `event` (the state after that many events): live bytes are
+ * the largest from the sample to the next one, that one excluded (so no peak falls between samples,
+ * and a line held from each sample to the next draws it where it happened); reserved and
+ * fragmentation are the values at the sample.
  */
 export interface Series {
   readonly event: number[];
@@ -221,9 +223,13 @@ export function measureRow(
   );
   let samples = 0;
   let lastFragmentation = 0;
+  // The largest live bytes from the last sample to the event before the current position: the
+  // interval a sample's line holds its value over, so its peak is drawn where it happened.
+  let intervalPeak = 0;
   const sample = (layout: Layout | null) => {
+    if (samples > 0) series.liveBytes[samples - 1] = intervalPeak;
     series.event.push(state.position);
-    series.liveBytes.push(state.windowPeakLiveBytes);
+    series.liveBytes.push(state.liveBytes);
     state.windowPeakLiveBytes = state.liveBytes;
     series.reservedBytes.push(instance.reserved(state));
     if (layout !== null) lastFragmentation = fragmentation(layout).externalFragmentation;
@@ -240,6 +246,8 @@ export function measureRow(
     let to = Math.min(trace.length, state.position + step);
     const crossesPeak = peakAt >= state.position && peakAt < to;
     if (crossesPeak) to = peakAt + 1;
+    state.run(to - 1);
+    intervalPeak = state.windowPeakLiveBytes;
     state.run(to);
     const sampling = !crossesPeak || state.position === trace.length || state.position % step === 0;
     const wanted = crossesPeak || state.position === trace.length || samples % layoutEvery === 0;

@@ -1,11 +1,17 @@
 import { readFileSync } from 'node:fs';
-import { parseTorchSnapshot, unpickle } from '@allot/workloads';
+import {
+  EventKind,
+  parseTorchSnapshot,
+  type Trace,
+  TraceBuilder,
+  unpickle,
+} from '@allot/workloads';
 import { describe, expect, it } from 'vitest';
 import { SCORES_BLOCK, SCORES_FRAMES, snapshotWithFrames } from '../../test/snapshot-with-frames';
 import { findRow } from '../registry';
 import { runWorkloads } from '../run';
 import { tune } from '../tune';
-import { GRID_POINTS, splitReserved } from './explain';
+import { explainWorkload, GRID_POINTS, splitReserved } from './explain';
 import { peakState, torchSnapshotOf, writeExports } from './exports';
 import { identicalRows, renderReport } from './html';
 
@@ -99,6 +105,57 @@ describe('explainWorkload', () => {
     expect(html).toContain('attention_scores (model.py:88)');
     expect(html).toContain('name="x-axis" value="time"');
     expect(html).toContain('class="timeline"');
+  });
+});
+
+/** Live bytes after each event. */
+function liveAfterEach(trace: Trace): number[] {
+  const live: number[] = [];
+  let bytes = 0;
+  for (let i = 0; i < trace.length; i++) {
+    bytes += trace.kind[i] === EventKind.Alloc ? trace.size[i]! : -trace.size[i]!;
+    live.push(bytes);
+  }
+  return live;
+}
+
+/** 6,000 events: a small block held throughout, and every 50 events a 1 MiB burst of 3 events. */
+function bursts(): Trace {
+  const builder = new TraceBuilder('bursts');
+  builder.alloc(1024);
+  let events = 1;
+  let burst = 0;
+  while (events < 6000) {
+    if (events % 50 === 7) {
+      builder.free(builder.alloc(MiB * (1 + (burst++ % 5))));
+      events += 2;
+    } else {
+      builder.free(builder.alloc(512));
+      events += 2;
+    }
+  }
+  return builder.build('bursts');
+}
+
+describe('the live and recorded lines', () => {
+  it('hold at each point the peak of the interval that begins there, where the chart draws it', () => {
+    const built = bursts();
+    // PyTorch's reserved bytes: a step up for the burst's event only.
+    const recorded = new Float64Array(built.length);
+    const live = liveAfterEach(built);
+    for (let i = 0; i < built.length; i++) recorded[i] = 4 * MiB + live[i]!;
+    const trace = { ...built, recordedReserved: recorded };
+    const explain = explainWorkload(trace, []);
+    const grid = explain.gridEvents;
+    expect(grid.length).toBeGreaterThan(100);
+    expect(grid.length).toBeLessThan(trace.length / 4); // intervals span several events
+    // The steps of the chart hold each point's value from its x to the next point's.
+    for (let j = 0; j < grid.length; j++) {
+      const end = j + 1 < grid.length ? grid[j + 1]! : trace.length;
+      const peak = Math.max(...live.slice(grid[j]!, end));
+      expect(explain.liveBytes[j], `interval ${j}`).toBe(peak);
+      expect(explain.recordedReserved![j], `interval ${j}`).toBe(4 * MiB + peak);
+    }
   });
 });
 

@@ -96,9 +96,12 @@ export interface Explanation {
   readonly gridEvents: readonly number[];
   /** Seconds since the first event at each grid point, when the trace has times. */
   readonly gridSeconds?: readonly number[];
-  /** Live requested bytes, the largest within each grid interval. */
+  /**
+   * Live requested bytes, the largest within the interval that begins at each grid point (from its
+   * event to the next point's, excluded; the last point: after the last event).
+   */
   readonly liveBytes: readonly number[];
-  /** PyTorch's recorded reserved bytes, the largest within each grid interval. */
+  /** PyTorch's recorded reserved bytes, the largest within each interval as for `liveBytes`. */
   readonly recordedReserved?: readonly number[];
   /** Seconds of each row's sampled events (`row.series.event`), when the trace has times. */
   readonly rowSeconds?: readonly (readonly number[])[];
@@ -184,7 +187,9 @@ export function explainWorkload(
   const seconds = (event: number): number | undefined =>
     time && event >= 0 && event < length ? (time[event]! - origin) / 1e6 : undefined;
 
-  // One pass: lifetimes, live bytes (exact at grid points, largest within intervals), PyTorch's line.
+  // One pass: lifetimes, live bytes and PyTorch's line, each point the largest value of the
+  // interval that begins there (events grid[j] to grid[j + 1], the next excluded): the charts hold
+  // a point's value until the next point, so that is where its peak happened.
   const allocEvent = new Int32Array(trace.allocCount).fill(-1);
   const freeEvent = new Int32Array(trace.allocCount).fill(-1);
   const liveMax: number[] = [];
@@ -203,17 +208,22 @@ export function explainWorkload(
       freeEvent[block] = i;
       live -= size[i]!;
     }
-    if (live > windowLive) windowLive = live;
-    if (recorded && recorded[i]! > windowReserved) windowReserved = recorded[i]!;
     if (i === grid[next]) {
-      liveMax.push(windowLive);
-      windowLive = live;
-      if (recorded) {
-        recordedMax.push(windowReserved);
-        windowReserved = recorded[i]!;
+      if (next > 0) {
+        liveMax.push(windowLive);
+        if (recorded) recordedMax.push(windowReserved);
       }
+      windowLive = live;
+      if (recorded) windowReserved = recorded[i]!;
       next++;
+    } else {
+      if (live > windowLive) windowLive = live;
+      if (recorded && recorded[i]! > windowReserved) windowReserved = recorded[i]!;
     }
+  }
+  if (next > 0) {
+    liveMax.push(windowLive);
+    if (recorded) recordedMax.push(windowReserved);
   }
 
   const allocation = (block: number): ReportAllocation => {
