@@ -16,62 +16,12 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { fragmentation, oversizeSplit, Recording } from '../test/oom-recordings';
 import { lab } from './lab';
 import type { OomFigures } from './post-mortem';
 import { Capture } from './test-capture';
 
 const MiB = 2 ** 20;
-const BASE = 0x7f00_0000_0000;
-
-/** A recording: entries in order, ending in an out-of-memory error. */
-class Recording {
-  readonly entries: Record<string, unknown>[] = [];
-  private add(action: string, addr: number, size: number, extra: object = {}): this {
-    this.entries.push({
-      action,
-      addr,
-      size,
-      stream: 0,
-      time_us: 1000 * this.entries.length,
-      ...extra,
-    });
-    return this;
-  }
-  segment(offset: number, size: number): this {
-    return this.add('segment_alloc', BASE + offset, size * MiB);
-  }
-  alloc(offset: number, size: number): this {
-    return this.add('alloc', BASE + offset * MiB, size * MiB);
-  }
-  free(offset: number, size: number): this {
-    this.add('free_requested', BASE + offset * MiB, size * MiB);
-    return this.add('free_completed', BASE + offset * MiB, size * MiB);
-  }
-  oom(size: number, deviceFree: number): this {
-    return this.add('oom', 0, size * MiB, { device_free: deviceFree * MiB });
-  }
-  snapshot(): string {
-    return JSON.stringify({
-      segments: [],
-      device_traces: [this.entries],
-      allocator_settings: { PYTORCH_CUDA_ALLOC_CONF: '' },
-    });
-  }
-}
-
-/** A 60 MiB segment split in three, the outer thirds freed, then 40 MiB asked at a 90 MiB wall. */
-function fragmentation(): Recording {
-  return new Recording()
-    .segment(0, 60)
-    .alloc(0, 60)
-    .free(0, 60)
-    .alloc(0, 20)
-    .alloc(20, 20)
-    .alloc(40, 20)
-    .free(0, 20)
-    .free(40, 20)
-    .oom(40, 30);
-}
 
 const dir = mkdtempSync(join(tmpdir(), 'allot-post-mortem-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -110,10 +60,7 @@ describe('the out-of-memory post-mortem, on recordings built to fail', () => {
   });
 
   it('an oversize block split: avoided by max_split_size_mb, not by expandable segments', async () => {
-    const oom = await postMortemOf(
-      'oversize',
-      new Recording().segment(0, 100).alloc(0, 100).free(0, 100).alloc(0, 30).oom(100, 35),
-    );
+    const oom = await postMortemOf('oversize', oversizeSplit());
     expect(oom.capacityBytes).toBe(135 * MiB);
     expect(oom.reproduced).toEqual({ event: 5, sizeBytes: 100 * MiB });
     expect(oom.state!.largestFreeBlockBytes).toBe(70 * MiB);
@@ -223,10 +170,7 @@ describe('the out-of-memory post-mortem, on recordings built to fail', () => {
   it('each setting that avoids it, checked by a separate replay at the wall', async () => {
     const cases = [
       ['checked-fragmentation', fragmentation()],
-      [
-        'checked-oversize',
-        new Recording().segment(0, 100).alloc(0, 100).free(0, 100).alloc(0, 30).oom(100, 35),
-      ],
+      ['checked-oversize', oversizeSplit()],
     ] as const;
     for (const [name, recording] of cases) {
       const oom = await postMortemOf(name, recording);

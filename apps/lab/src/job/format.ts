@@ -55,6 +55,27 @@ function fidelityCells(rank: JobRank): string[] {
   ];
 }
 
+/** The ranks whose recording ends in an out-of-memory error, and where each hit the wall. */
+function diedLines(job: JobResults): string[] {
+  const died = job.ranks.filter((rank) => rank.oom !== undefined);
+  if (died.length === 0) return [];
+  const lines = [
+    `Ranks that ran out of memory: ${rankList(died.map((rank) => rank.rank))} ` +
+      '(every setting also asks for the failed request at its place, on that rank’s wall)',
+  ];
+  for (const rank of died) {
+    const oom = rank.oom!;
+    const wall =
+      oom.capacityBytes === null
+        ? 'the wall unknown (no device_free)'
+        : `a ${formatBytes(oom.capacityBytes)} wall (reserved + device_free)`;
+    lines.push(
+      `  rank ${rank.rank}: a ${formatBytes(oom.sizeBytes)} request at entry ${formatCount(oom.event)}, ${wall}`,
+    );
+  }
+  return lines;
+}
+
 /** Worst rank, spread, and the ranks flagged. */
 export function summaryLines(job: JobResults): string[] {
   const lines: string[] = [];
@@ -76,6 +97,7 @@ export function summaryLines(job: JobResults): string[] {
   } else if (job.ranks.some((rank) => rank.fidelity !== null)) {
     lines.push(`Every rank's recording agrees with the model (none ${rule})`);
   }
+  lines.push(...diedLines(job));
   if (job.mixedSettings) {
     const groups = job.mixedSettings
       .map((group) => `${confText(group.allocConf)} on ranks ${rankList(group.ranks)}`)
@@ -177,6 +199,15 @@ export function adviceLines(job: JobResults): string[] {
       "PyTorch's defaults are already the best setting found for the job (keep PYTORCH_CUDA_ALLOC_CONF unset):",
       `  worst rank ${before.rank}: predicted peak reserved ${formatBytes(before.peakReservedBytes)}`,
     );
+  } else if (job.ranks.some((rank) => (rank.defaultsFailures ?? 0) > 0)) {
+    // The defaults fail on some rank: the setting is chosen for the failures it avoids, not a saving.
+    const failing = job.ranks.filter((rank) => (rank.defaultsFailures ?? 0) > 0);
+    const count = failing.reduce((sum, rank) => sum + rank.defaultsFailures!, 0);
+    lines.push(`PYTORCH_CUDA_ALLOC_CONF=${advice.config}`);
+    lines.push(
+      `  the defaults fail ${formatCount(count)} allocation${count === 1 ? '' : 's'} on rank${failing.length === 1 ? '' : 's'} ${rankList(failing.map((rank) => rank.rank))}; ` +
+        `this setting fails none, the worst rank ${worst.rank} at ${formatBytes(worst.peakReservedBytes)} peak reserved`,
+    );
   } else {
     lines.push(`PYTORCH_CUDA_ALLOC_CONF=${advice.config}`);
     lines.push(
@@ -184,6 +215,14 @@ export function adviceLines(job: JobResults): string[] {
         `${formatBytes(advice.savingBytes)} saved (${formatPercent(advice.savingFraction)})`,
     );
     lines.push('  no rank is predicted worse than with the defaults');
+  }
+  if (advice.failures === 0 && advice.config !== '') {
+    const died = job.ranks.filter((rank) => rank.oom !== undefined).map((rank) => rank.rank);
+    if (died.length > 0) {
+      lines.push(
+        `  it serves the requests that failed on rank${died.length === 1 ? '' : 's'} ${rankList(died)}: no rank runs out of memory under it`,
+      );
+    }
   }
   if (ruled.failing + ruled.worseOnARank > 0) {
     lines.push(
@@ -216,9 +255,13 @@ export function formatJobTune(job: JobResults): string {
       String(rank.rank),
       rank.file,
       formatBytes(rank.peakLiveBytes),
-      formatBytes(defaults),
+      rank.defaultsFailures
+        ? `${formatBytes(defaults)}, ${formatCount(rank.defaultsFailures)} failed`
+        : formatBytes(defaults),
       peak === null ? '–' : formatBytes(peak),
-      peak === null || defaults === 0 ? '–' : formatPercent((defaults - peak) / defaults),
+      peak === null || defaults === 0 || rank.defaultsFailures
+        ? '–'
+        : formatPercent((defaults - peak) / defaults),
       rank.failures == null ? '–' : formatCount(rank.failures),
       confText(rank.recordedConf),
       rank.flagged === null ? '' : '!',

@@ -77,6 +77,15 @@ export interface RankResult {
   readonly report?: string;
   /** Seconds spent on the rank (reading and replays). */
   readonly seconds: number;
+  /**
+   * The rank's first recorded out-of-memory error: its entry, the request, and the wall (reserved
+   * plus `device_free`); with it every setting also asks for the request at its place.
+   */
+  readonly oom?: {
+    readonly event: number;
+    readonly sizeBytes: number;
+    readonly capacityBytes: number | null;
+  };
 }
 
 /** Hears how many bytes of the rank's file were read. */
@@ -150,6 +159,15 @@ export async function analyseRank(task: RankTask, onProgress?: RankListener): Pr
     settings,
     ...(task.report !== null ? { report: rankReportPath(task.rank) } : {}),
     seconds: (performance.now() - started) / 1000,
+    ...oomOf(trace),
+  };
+}
+
+function oomOf(trace: Trace): Pick<RankResult, 'oom'> {
+  const oom = trace.recordedOoms?.[0];
+  if (oom === undefined) return {};
+  return {
+    oom: { event: oom.entry, sizeBytes: oom.sizeBytes, capacityBytes: oom.capacityBytes ?? null },
   };
 }
 
