@@ -210,4 +210,51 @@ describe.skipIf(!hasChromium)('the HTML report in headless Chromium', () => {
       await tab.close();
     }
   });
+
+  describe('of a PyTorch snapshot with a starting state', () => {
+    const CONFIG = 'roundup_power2_divisions:8,expandable_segments:True';
+    let page = '';
+    beforeAll(async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'allot-lab-start-'));
+      writeFileSync(
+        join(dir, 'weights.json'),
+        JSON.stringify(snapshotWithFrames({ startingState: true })),
+      );
+      const status = await lab(['replay', 'weights.json', '--config', CONFIG, '--quiet'], {
+        stdout: new Sink(),
+        stderr: new Sink(),
+        cwd: dir,
+      });
+      expect(status).toBe(0);
+      page = join(dir, 'lab-report', 'index.html');
+    });
+
+    it('highlights the best of the rows PyTorch can use, and says so', async () => {
+      const { tab, problems } = await open(context, page);
+      const best = (await tab.evaluate(
+        `[...document.querySelectorAll('tr.best th')].map((th) => th.textContent)`,
+      )) as string[];
+      expect(best.length).toBeGreaterThan(0);
+      for (const name of best) expect(name).toMatch(/^caching/);
+      const legend = (await tab.evaluate(
+        `document.querySelector('#workload-0 .table-note').textContent`,
+      )) as string;
+      expect(legend).toMatch(/only the caching rows/);
+      expect(problems).toEqual([]);
+      await tab.close();
+    });
+
+    it('explains the segments the layouts show beyond the table’s', async () => {
+      const { tab } = await open(context, page);
+      const captions = (await tab.evaluate(
+        `[...document.querySelectorAll('#workload-0 figure.layout figcaption')].map((c) => c.textContent)`,
+      )) as string[];
+      const caching = captions.find((c) => c.startsWith('caching '))!;
+      // The table counts the 3 segments allocated in the window; the layout adds the restored one.
+      expect(caching).toMatch(/3 segments at the peak/);
+      expect(caching).toMatch(/1 from the starting state/);
+      expect(caching).toMatch(/the table counts the 3 allocated in the window/);
+      await tab.close();
+    });
+  });
 });

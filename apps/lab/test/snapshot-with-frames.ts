@@ -32,8 +32,16 @@ const frames = (name: string, line: number) => [
   { filename: 'train.py', line: 31, name: 'train_step' },
 ];
 
-/** The snapshot dictionary (write it with `JSON.stringify` to a `.json` file). */
-export function snapshotWithFrames(): Record<string, unknown> {
+/** Address of the segment of `startingState`: held before the recording began. */
+const WEIGHTS = 0x7f00_2000_0000;
+
+/**
+ * The snapshot dictionary (write it with `JSON.stringify` to a `.json` file). `startingState`: a
+ * 20 MiB segment holding a 12 MiB block (weights) was there before the first entry and stays.
+ */
+export function snapshotWithFrames(
+  options: { readonly startingState?: boolean } = {},
+): Record<string, unknown> {
   const entries: Record<string, unknown>[] = [];
   const add = (
     action: string,
@@ -86,6 +94,32 @@ export function snapshotWithFrames(): Record<string, unknown> {
         is_expandable: false,
         blocks: [{ address: SMALL, size: 2 * MiB, requested_size: 0, state: 'inactive' }],
       },
+      ...(options.startingState
+        ? [
+            {
+              device: 0,
+              address: WEIGHTS,
+              total_size: 20 * MiB,
+              stream: 0,
+              segment_type: 'large',
+              is_expandable: false,
+              blocks: [
+                {
+                  address: WEIGHTS,
+                  size: 12 * MiB,
+                  requested_size: 12 * MiB,
+                  state: 'active_allocated',
+                },
+                {
+                  address: WEIGHTS + 12 * MiB,
+                  size: 8 * MiB,
+                  requested_size: 0,
+                  state: 'inactive',
+                },
+              ],
+            },
+          ]
+        : []),
     ],
     device_traces: [entries],
     allocator_settings: { PYTORCH_CUDA_ALLOC_CONF: '' },

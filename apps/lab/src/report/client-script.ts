@@ -343,7 +343,7 @@ export const CLIENT_SCRIPT = `
   function drawLayouts(section, workload) {
     drawLayoutSet(section.querySelector('.layouts'), section.querySelector('.layout-scale'),
       workload.rows.map(function (row) {
-        return { name: rowName(row), label: row.allocator, view: row.layoutAtPeak,
+        return { name: rowName(row), label: row.allocator, view: row.layoutAtPeak, segments: row.segments,
           extra: '; external fragmentation ' + percent(row.externalFragmentationAtPeak) };
       }), 'Every allocator to one scale: ');
     var oom = workload.oom && section.querySelector('.oom-layouts');
@@ -354,7 +354,25 @@ export const CLIENT_SCRIPT = `
     }
   }
 
-  // Layouts of items ({ name, label, view, extra }) in container, all to one scale.
+  /**
+   * Segments of a layout at the peak, and for a pool how they relate to the table's column: that
+   * counts the segments allocated in the window (cudaMalloc calls, and expandable growths), not
+   * those restored from the recording's starting state.
+   */
+  function segmentsText(n, decisions) {
+    var text = count(n) + (n === 1 ? ' segment' : ' segments') + ' at the peak';
+    if (!decisions) return text;
+    var notes = [];
+    if (decisions.restored > 0) notes.push(count(decisions.restored) + ' from the starting state');
+    var grown = count(decisions.grown) + (decisions.grown === 1 ? ' growth' : ' growths');
+    notes.push(decisions.acquired === 0 && decisions.grown > 0
+      ? 'the table counts the ' + grown + ' in the window'
+      : 'the table counts the ' + count(decisions.acquired) + ' allocated in the window' +
+        (decisions.grown > 0 ? ' and ' + grown : ''));
+    return text + ' (' + notes.join('; ') + ')';
+  }
+
+  // Layouts of items ({ name, label, view, segments?, extra }) in container, all to one scale.
   function drawLayoutSet(container, scale, items, scaleText) {
     container.innerHTML = '';
     var width = chartWidth(container) - 2, rowHeight = 14, gap = 4, maxRows = 10;
@@ -372,7 +390,7 @@ export const CLIENT_SCRIPT = `
       var caption = document.createElement('figcaption');
       caption.innerHTML = '<b></b> <span></span>';
       caption.firstChild.textContent = item.name;
-      caption.lastChild.textContent = view.segments.length + (view.segments.length === 1 ? ' segment, ' : ' segments, ') +
+      caption.lastChild.textContent = segmentsText(view.segments.length, item.segments) + ', ' +
         bytes(view.totalBytes) + ' shown: ' + bytes(view.liveBytes) + ' live in ' + count(view.blocks) +
         ' blocks, ' + bytes(view.freeBytes) + ' free' + item.extra;
       var canvas = document.createElement('canvas');

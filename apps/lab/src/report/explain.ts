@@ -151,6 +151,22 @@ export function adviceOf(result: TuneResult): Advice {
   };
 }
 
+/** Whether a trace is PyTorch's (a snapshot or a profiler trace). */
+export function isPyTorchTrace(meta: Trace['meta']): boolean {
+  return meta.format === 'torch-snapshot' || meta.format === 'torch-profiler';
+}
+
+/**
+ * The rows an answer may name: on a PyTorch trace only the caching rows, the allocators PyTorch can
+ * use (the ranges are there for comparison); on any other trace every row.
+ */
+export function usableRows<T extends { readonly kind: 'range' | 'pool' }>(
+  meta: Trace['meta'],
+  rows: readonly T[],
+): T[] {
+  return isPyTorchTrace(meta) ? rows.filter((row) => row.kind === 'pool') : [...rows];
+}
+
 /** Grid of about `points` event indices over `[0, length)`, `extra` included, ascending. */
 function gridOf(length: number, points: number, extra: number): number[] {
   if (length === 0) return [];
@@ -443,7 +459,9 @@ function diagnose(
       `Reserved memory is mostly live data: to lower the peak, keep fewer of the ${formatBytes(bySize[0]?.size ?? 0)} ` +
       `allocations live at ${at(peak.seconds, peak.event)} (smaller batches, activation checkpointing).`;
   } else {
-    const usable = rows.filter((row) => row.failures === 0 && Number.isFinite(row.ratio));
+    const usable = usableRows(trace.meta, rows).filter(
+      (row) => row.failures === 0 && Number.isFinite(row.ratio),
+    );
     const best = usable.reduce<RowResult | undefined>(
       (a, b) => (a === undefined || b.ratio < a.ratio ? b : a),
       undefined,

@@ -19,7 +19,7 @@ import { oomLines, TABLE_HEADER, tableRows } from '../tables';
 import { formatBytes, formatCount, formatPercent } from '../units';
 import { budgetLines } from '../workloads';
 import { CLIENT_SCRIPT } from './client-script';
-import type { Explanation } from './explain';
+import { type Explanation, isPyTorchTrace } from './explain';
 
 let assets: { script: string; style: string } | null = null;
 
@@ -113,6 +113,15 @@ function workloadData(workload: WorkloadResult, same: readonly (string | null)[]
     rows: workload.rows.map((row, r) => ({
       sameAs: same[r],
       allocator: row.allocator,
+      ...(row.segments
+        ? {
+            segments: {
+              acquired: row.segments.acquired,
+              grown: row.segments.grown,
+              restored: row.segments.restored ?? 0,
+            },
+          }
+        : {}),
       failures: row.failures,
       externalFragmentationAtPeak: row.externalFragmentationAtPeak,
       series: {
@@ -149,16 +158,29 @@ function oomData(oom: OomFigures): unknown {
   };
 }
 
+/** Wide content (tables) scrolls inside the page instead of widening it. */
+function scrolling(html: string): string {
+  return `<div class="table-scroll">${html}</div>`;
+}
+
 function table(workload: WorkloadResult): string {
   const head = TABLE_HEADER;
   const rows = tableRows(workload);
   const same = identicalRows(workload);
-  const best = Math.min(...workload.rows.filter((r) => r.failures === 0).map((r) => r.ratio));
+  const pytorch = isPyTorchTrace(workload.meta);
+  const usable = (row: WorkloadResult['rows'][number]) => !pytorch || row.kind === 'pool';
+  const best = Math.min(
+    ...workload.rows.filter((r) => r.failures === 0 && usable(r)).map((r) => r.ratio),
+  );
   const body = rows
     .map((cells, r) => {
       const row = workload.rows[r];
       const cls =
-        row && row.failures > 0 ? ' class="failed"' : row?.ratio === best ? ' class="best"' : '';
+        row && row.failures > 0
+          ? ' class="failed"'
+          : row?.ratio === best && usable(row)
+            ? ' class="best"'
+            : '';
       const mark =
         same[r] != null
           ? ` <span class="same" title="identical results: its lines lie under ${escapeHtml(same[r]!)}'s, drawn dashed">= ${escapeHtml(same[r]!)}</span>`
@@ -166,7 +188,11 @@ function table(workload: WorkloadResult): string {
       return `<tr${cls}>${cells.map((c, i) => (i === 0 ? `<th>${escapeHtml(c)}${mark}</th>` : `<td>${escapeHtml(c)}</td>`)).join('')}</tr>`;
     })
     .join('\n');
-  return `<table><thead><tr>${head.map((h) => `<th>${h}</th>`).join('')}</tr></thead><tbody>${body}</tbody></table>`;
+  const highlighted = pytorch
+    ? 'the lowest ratio without failed allocations among only the caching rows, the allocators PyTorch can use (the range allocators above them are for comparison)'
+    : 'the lowest ratio without failed allocations';
+  return `${scrolling(`<table><thead><tr>${head.map((h) => `<th>${h}</th>`).join('')}</tr></thead><tbody>${body}</tbody></table>`)}
+<p class="small muted table-note">Highlighted: ${highlighted}; red: rows with failed allocations.</p>`;
 }
 
 function seconds(value: number | undefined): string {
@@ -353,7 +379,7 @@ Ranges are shown up to their high-water mark at that moment.</p>
 <h1>allot lab report</h1>
 <p class="muted small"><code>${escapeHtml(results.command)}</code> · ${escapeHtml(results.createdAt)} · Node ${escapeHtml(results.node)} on ${escapeHtml(results.platform)}${results.capacity !== null ? ` · capacity ${escapeHtml(formatBytes(results.capacity))}` : ''}</p>
 ${axisToggle}
-<p class="small">Peak reserved is the high-water mark for ranges (first, best and good fit, buddy, slab + best fit: the capacity a range must offer) and the bytes held from the memory source for the caching pools. Ratio = peak reserved / peak live. External fragmentation = 1 − largest free block / total free bytes, at the event of peak live bytes. Highlighted: the lowest ratio without failures; red: rows with failed allocations.</p>
+<p class="small">Peak reserved is the high-water mark for ranges (first, best and good fit, buddy, slab + best fit: the capacity a range must offer) and the bytes held from the memory source for the caching pools. Ratio = peak reserved / peak live. External fragmentation = 1 − largest free block / total free bytes, at the event of peak live bytes. Segments (caching pools): the segments allocated in the recording's window, PyTorch's cudaMalloc calls (+n grown: an expandable segment mapped further), as PyTorch's own row counts them; the segments of a recording's starting state, which the caching rows restore before the first event, are not counted there; the layouts at the peak show them too.</p>
 ${sections}
 ${targets}
 <div id="lab-tooltip" role="tooltip"></div>
