@@ -211,7 +211,7 @@ describe.skipIf(!hasChromium)('the HTML report in headless Chromium', () => {
     }
   });
 
-  describe('of a PyTorch snapshot with a starting state', () => {
+  describe('of a PyTorch snapshot with a starting state, at 1280 and 390 px', () => {
     const CONFIG = 'roundup_power2_divisions:8,expandable_segments:True';
     let page = '';
     beforeAll(async () => {
@@ -244,6 +244,44 @@ describe.skipIf(!hasChromium)('the HTML report in headless Chromium', () => {
       await tab.close();
     });
 
+    it('draws every line in its own colour, PyTorch alone in red', async () => {
+      const { tab } = await open(context, page);
+      const markers = (await tab.evaluate(`[...document.querySelectorAll(
+        '.chart-memory .u-legend .u-series')].slice(1).map((s) => [
+        s.querySelector('.u-label').textContent,
+        getComputedStyle(s.querySelector('.u-marker')).borderColor])`)) as [string, string][];
+      expect(markers.length).toBeGreaterThan(8);
+      // Red and pink: a saturated colour whose hue lies within 20° of red.
+      const reddish = ([, color]: [string, string]) => {
+        const [r, g, b] = color.match(/\d+/g)!.map(Number) as [number, number, number];
+        const spread = r - Math.min(g, b);
+        if (r < Math.max(g, b) || spread < 60) return false;
+        const hue = (((g - b) / spread) * 60 + 360) % 360;
+        return hue < 20 || hue > 340;
+      };
+      const distinct = (lines: [string, string][]) => new Set(lines.map(([, c]) => c)).size;
+      const solid = markers.filter(([label]) => !/\(= /.test(label));
+      expect(distinct(solid)).toBe(solid.length);
+      expect(markers.filter(reddish).map(([label]) => label)).toEqual([
+        'PyTorch reserved (recorded)',
+      ]);
+      await tab.close();
+    });
+
+    it('ticks byte axes at 0 and powers of two', async () => {
+      const { tab } = await open(context, page);
+      const ticks = (await tab.evaluate(
+        `[...window.labReport.charts.flatMap((c) => [c.memory]), ...window.labReport.timelines]
+          .map((c) => c.byteTicks)`,
+      )) as number[][];
+      expect(ticks).toHaveLength(2);
+      for (const values of ticks) {
+        expect(values.length).toBeGreaterThanOrEqual(3);
+        for (const v of values) expect(v === 0 || Math.log2(v) % 1 === 0, `${v}`).toBe(true);
+      }
+      await tab.close();
+    });
+
     it('explains the segments the layouts show beyond the table’s', async () => {
       const { tab } = await open(context, page);
       const captions = (await tab.evaluate(
@@ -256,5 +294,33 @@ describe.skipIf(!hasChromium)('the HTML report in headless Chromium', () => {
       expect(caching).toMatch(/the table counts the 3 allocated in the window/);
       await tab.close();
     });
+
+    for (const width of [1280, 390]) {
+      it(`cuts nothing off at ${width} px: no page wider than the window, no text clipped`, async () => {
+        const tab = await context.newPage();
+        await tab.setViewportSize({ width, height: 844 });
+        await tab.goto(pathToFileURL(page).href);
+        await tab.waitForSelector('body[data-rendered="true"]', { timeout: 15_000 });
+        const found = (await tab.evaluate(`(() => {
+          const width = document.documentElement.clientWidth;
+          const scrolls = (el) => ['auto', 'scroll'].includes(getComputedStyle(el).overflowX);
+          const inScroller = (el) => { for (let p = el.parentElement; p; p = p.parentElement) if (scrolls(p)) return true; return false; };
+          const out = [];
+          for (const el of document.querySelectorAll('body *')) {
+            if (el.id === 'lab-tooltip' || el.closest('script, style') || inScroller(el)) continue;
+            const rect = el.getBoundingClientRect();
+            if (rect.width === 0) continue;
+            const name = el.tagName + '.' + el.className + ' ' + (el.textContent || '').slice(0, 40);
+            if (rect.right > width + 1) out.push('past the window: ' + name);
+            const clips = getComputedStyle(el).overflowX !== 'visible' && !scrolls(el);
+            if (clips && el.textContent.trim() !== '' && el.scrollWidth > el.clientWidth + 1) out.push('clipped: ' + name);
+          }
+          return { scrollWidth: document.documentElement.scrollWidth, width, out };
+        })()`)) as { scrollWidth: number; width: number; out: string[] };
+        expect(found.out).toEqual([]);
+        expect(found.scrollWidth).toBeLessThanOrEqual(found.width);
+        await tab.close();
+      });
+    }
   });
 });

@@ -22,14 +22,16 @@ export const CLIENT_SCRIPT = `
 (function () {
   'use strict';
   var data = JSON.parse(document.getElementById('lab-data').textContent);
-  var COLORS = ['#4e79a7', '#f28e2b', '#59a14f', '#e15759', '#b07aa1', '#76b7b2', '#edc948',
-    '#9c755f', '#ff9da7', '#bab0ac'];
+  // The rows' lines: no red or pink among them, PyTorch's recorded line is the one red line.
+  var PYTORCH = '#d62728';
+  var COLORS = ['#4e79a7', '#f28e2b', '#59a14f', '#b07aa1', '#76b7b2', '#edc948', '#9c755f',
+    '#17becf', '#bcbd22', '#6b6ecf', '#7f7f7f', '#1f3a93'];
   var BANDS = ['#4e79a7', '#f28e2b', '#59a14f', '#e15759', '#b07aa1', '#76b7b2', '#edc948',
     '#9c755f', '#ff9da7', '#86bcb6', '#a0cbe8', '#ffbe7d', '#8cd17d', '#f1ce63', '#d4a6c8'];
   var LIVE = '#1f4e79', FREE = '#e4e7eb', MIXED = '#8fb0d0', EDGE = '#222', REST = '#cfd3d8';
   var tooltip = document.getElementById('lab-tooltip');
   var axisMode = 'time';
-  window.labReport = { timelines: [] };
+  window.labReport = { charts: [], timelines: [] };
 
   var UNITS = ['B', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB'];
   function bytes(v) {
@@ -48,14 +50,31 @@ export const CLIENT_SCRIPT = `
   function percent(v) { return v == null ? '' : (v * 100).toFixed(0) + ' %'; }
   function count(v) { return v == null ? '' : Math.round(v).toLocaleString('en-US'); }
   function secs(v) { return v == null ? '' : (+v.toPrecision(6)) + ' s'; }
-  /** Powers of two: byte axes tick at round binary values. */
-  var BINARY = [];
-  for (var k = 0; k < 56; k++) BINARY.push(Math.pow(2, k));
+  /**
+   * Byte ticks: 0 and powers of two (1, 2, 4, 8 GiB), from the largest at most max down, each at
+   * least minGap pixels above the next (0 keeps its place: a power too close to it is dropped).
+   */
+  function binaryTicks(max, pixels, minGap) {
+    var out = [];
+    if (!(max > 0)) return [0];
+    var v = Math.pow(2, Math.floor(Math.log2(max)));
+    if (v * 2 <= max) v *= 2;
+    var last = null;
+    for (; v >= 1; v /= 2) {
+      var gap = (last === null ? minGap : (last - v) / max * pixels);
+      if (gap < minGap) break;
+      if (v / max * pixels < minGap) break;
+      out.push(v);
+      last = v;
+    }
+    out.push(0);
+    return out.reverse();
+  }
   var DECIMAL = [];
   for (var e = -6; e < 16; e++) [1, 2, 5].forEach(function (m) { DECIMAL.push(+(m * Math.pow(10, e)).toPrecision(1)); });
   var PERCENT_INCRS = [0.05, 0.1, 0.2, 0.25, 0.5, 1];
 
-  function chartWidth(el) { return Math.max(480, Math.min(1200, el.clientWidth || 900)); }
+  function chartWidth(el) { return Math.max(240, Math.min(1200, el.clientWidth || 900)); }
   function useTime(workload) { return axisMode === 'time' && !!workload.explain && !!workload.explain.gridSeconds; }
   function xLabel(workload) {
     return useTime(workload) ? 'time (s since the first event)' : 'event (allocations and frees, in trace order)';
@@ -102,7 +121,16 @@ export const CLIENT_SCRIPT = `
     };
   }
 
-  function lineChart(el, title, workload, tables, lines, yLabel, yFormat, yTicks, yIncrs, yRange) {
+  /** A y axis of bytes: ticks at 0 and powers of two, kept in record.byteTicks (tests read them). */
+  function byteAxis(record) {
+    return { splits: function (u, axis, min, max) {
+      var pixels = u.bbox.height / (window.devicePixelRatio || 1);
+      record.byteTicks = binaryTicks(max, pixels, 30);
+      return record.byteTicks;
+    } };
+  }
+
+  function lineChart(el, title, workload, tables, lines, yLabel, yFormat, yTicks, yAxis, yRange) {
     var joined = tables.length === 1 ? tables[0] : uPlot.join(tables);
     var series = [{ label: useTime(workload) ? 'time' : 'event', value: function (u, v) { return xFormat(workload)(v); } }];
     lines.forEach(function (line) {
@@ -117,7 +145,8 @@ export const CLIENT_SCRIPT = `
       axes: [
         { label: xLabel(workload), incrs: useTime(workload) ? DECIMAL : undefined,
           values: function (u, vals) { return vals.map(xFormat(workload)); } },
-        { label: yLabel, size: 80, incrs: yIncrs, values: function (u, vals) { return vals.map(yTicks); } }
+        { label: yLabel, size: 80, incrs: yAxis.incrs, splits: yAxis.splits,
+          values: function (u, vals) { return vals.map(yTicks); } }
       ],
       series: series,
       legend: { show: true },
@@ -145,7 +174,7 @@ export const CLIENT_SCRIPT = `
       lines.push({ label: 'live (requested bytes, peak per interval)', color: '#000', width: 2.5 });
       if (ex.recordedReserved) {
         t.push(ex.recordedReserved);
-        lines.push({ label: 'PyTorch reserved (recorded)', color: '#d62728', width: 2.5, dash: [8, 4] });
+        lines.push({ label: 'PyTorch reserved (recorded)', color: PYTORCH, width: 2.5, dash: [8, 4] });
       }
       tables.push(t);
     }
@@ -154,8 +183,10 @@ export const CLIENT_SCRIPT = `
       lines.push({ label: rowName(row) + ' reserved', color: COLORS[r % COLORS.length],
         dash: row.sameAs ? [3, 5] : undefined, width: row.sameAs ? 2.5 : 1.5 });
     });
-    lineChart(section.querySelector('.chart-memory'), 'Memory over time: live vs reserved', workload,
-      tables, lines, 'memory (bytes, binary units)', bytes, tickBytes, BINARY);
+    var record = {};
+    record.plot = lineChart(section.querySelector('.chart-memory'), 'Memory over time: live vs reserved',
+      workload, tables, lines, 'memory (bytes, binary units)', bytes, tickBytes, byteAxis(record));
+    return record;
   }
 
   function drawFragmentation(section, workload) {
@@ -167,7 +198,7 @@ export const CLIENT_SCRIPT = `
     });
     lineChart(section.querySelector('.chart-fragmentation'),
       'External fragmentation over time (1 − largest free / total free)', workload, tables, lines,
-      'external fragmentation (%)', percent, percent, PERCENT_INCRS, [0, 1]);
+      'external fragmentation (%)', percent, percent, { incrs: PERCENT_INCRS }, [0, 1]);
   }
 
   /** Ticks of [min, max] from increments: the smallest increment leaving at least minGap px. */
@@ -214,7 +245,7 @@ export const CLIENT_SCRIPT = `
     function px(x) { return left + (x - x0) / (x1 - x0) * plotW; }
     function py(y) { return top + plotH - y / ymax * plotH; }
     function xAt(j) { return px(xs[Math.min(j, n - 1)]); }
-    var hovered = -1;
+    var hovered = -1, byteTicks = [];
 
     function polygon(bottom, from, to, heightOf) {
       ctx.beginPath();
@@ -251,7 +282,8 @@ export const CLIENT_SCRIPT = `
       ctx.beginPath(); ctx.moveTo(left, top); ctx.lineTo(left, top + plotH); ctx.lineTo(left + plotW, top + plotH); ctx.stroke();
       ctx.fillStyle = '#333'; ctx.font = '12px system-ui, sans-serif';
       ctx.textAlign = 'right'; ctx.textBaseline = 'middle';
-      ticks(0, ymax, plotH, 40, BINARY).forEach(function (v) {
+      byteTicks = binaryTicks(ymax, plotH, 30);
+      byteTicks.forEach(function (v) {
         ctx.fillText(tickBytes(v), left - 6, py(v));
         ctx.strokeStyle = '#eee'; ctx.beginPath(); ctx.moveTo(left + 1, py(v)); ctx.lineTo(left + plotW, py(v)); ctx.stroke();
       });
@@ -324,6 +356,7 @@ export const CLIENT_SCRIPT = `
     draw();
     window.labReport.timelines[w] = {
       canvas: canvas,
+      byteTicks: byteTicks,
       /** Page coordinates of the middle of drawn allocation \`id\`, or null. */
       locate: function (id) {
         for (var i = 0; i < tl.allocations.length; i++) {
@@ -474,21 +507,36 @@ export const CLIENT_SCRIPT = `
   }
 
   function drawAll() {
+    window.labReport.charts = [];
     window.labReport.timelines = [];
     data.workloads.forEach(function (workload, w) {
       var section = document.getElementById('workload-' + w);
       if (!section || workload.rows.length === 0) return;
-      drawMemory(section, workload);
+      window.labReport.charts[w] = { memory: drawMemory(section, workload) };
       drawFragmentation(section, workload);
       drawTimeline(section, workload, w);
     });
   }
 
-  data.workloads.forEach(function (workload, w) {
-    var section = document.getElementById('workload-' + w);
-    if (section && workload.rows.length > 0) drawLayouts(section, workload);
+  function drawEverything() {
+    data.workloads.forEach(function (workload, w) {
+      var section = document.getElementById('workload-' + w);
+      if (section && workload.rows.length > 0) drawLayouts(section, workload);
+    });
+    drawAll();
+  }
+
+  drawEverything();
+  // Charts are drawn to the page's width: a window made narrower or wider draws them again.
+  var drawnWidth = document.documentElement.clientWidth, resizing = null;
+  window.addEventListener('resize', function () {
+    clearTimeout(resizing);
+    resizing = setTimeout(function () {
+      if (document.documentElement.clientWidth === drawnWidth) return;
+      drawnWidth = document.documentElement.clientWidth;
+      drawEverything();
+    }, 150);
   });
-  drawAll();
   Array.prototype.forEach.call(document.querySelectorAll('input[name="x-axis"]'), function (input) {
     input.addEventListener('change', function () {
       if (!input.checked) return;

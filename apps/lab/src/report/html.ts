@@ -220,13 +220,30 @@ function oomHtml(workload: WorkloadResult): string {
 /** The diagnosis: the action first, then the split of reserved (a bar), the peak, the advice. */
 function diagnosisHtml(explain: Explanation): string {
   const d = explain.diagnosis;
-  const part = (bytes: number, cls: string, label: string) =>
-    d.reservedBytes > 0 && bytes > 0
-      ? `<span class="${cls}" style="width:${((bytes / d.reservedBytes) * 100).toFixed(2)}%" title="${escapeHtml(`${label}: ${formatBytes(bytes)}`)}">${bytes / d.reservedBytes >= 0.08 ? escapeHtml(`${label} ${formatBytes(bytes)}`) : ''}</span>`
-      : '';
+  // The bar has no text of its own (a narrow part would cut it): its legend says each part in full.
+  const parts = (
+    [
+      [d.liveBytes, 'live'],
+      [d.fragmentedBytes, 'fragmented'],
+      [d.cachedBytes, 'cached'],
+    ] as const
+  ).filter(([bytes]) => d.reservedBytes > 0 && bytes > 0);
+  const label = (bytes: number, name: string) =>
+    `${name} ${formatBytes(bytes)} (${formatPercent(bytes / d.reservedBytes, 0)})`;
   const bar =
-    d.reservedBytes > 0
-      ? `<div class="split-bar" aria-label="reserved memory at the peak">${part(d.liveBytes, 'live', 'live')}${part(d.fragmentedBytes, 'fragmented', 'fragmented')}${part(d.cachedBytes, 'cached', 'cached')}</div>`
+    parts.length > 0
+      ? `<div class="split-bar" aria-label="reserved memory at the peak">${parts
+          .map(
+            ([bytes, name]) =>
+              `<span class="${name}" style="width:${((bytes / d.reservedBytes) * 100).toFixed(2)}%" title="${escapeHtml(label(bytes, name))}"></span>`,
+          )
+          .join('')}</div>
+<div class="split-legend">${parts
+          .map(
+            ([bytes, name]) =>
+              `<span><i class="${name}"></i>${escapeHtml(label(bytes, name))}</span>`,
+          )
+          .join('')}</div>`
       : '';
   return `<div class="diagnosis">
 <p class="action"><b>Action:</b> ${escapeHtml(d.action)}</p>
@@ -251,7 +268,7 @@ function holdersTable(explain: Explanation): string {
     .join('\n');
   return `<h3>At the peak: who holds the memory, by source line</h3>
 <p class="small muted">Each live block's stack reduced to its innermost frame in your own code (not PyTorch, installed packages or C++), the bytes summed per line.</p>
-<table class="peak-table"><thead><tr><th>live bytes</th><th>share</th><th>blocks</th><th>source line</th></tr></thead><tbody>${rows}</tbody></table>`;
+${scrolling(`<table class="peak-table"><thead><tr><th>live bytes</th><th>share</th><th>blocks</th><th>source line</th></tr></thead><tbody>${rows}</tbody></table>`)}`;
 }
 
 /** The largest allocations live at the peak. */
@@ -278,11 +295,15 @@ function peakTable(explain: Explanation): string {
       return `<tr><td>${i + 1}</td><td>${escapeHtml(formatBytes(a.size))}</td><td>${escapeHtml(allocated)}</td><td>${escapeHtml(freed)}</td><td>${escapeHtml(lifetime)}</td><td>${a.stream}</td><td class="frame">${escapeHtml(frame)}</td></tr>`;
     })
     .join('\n');
-  return `<table class="peak-table"><thead><tr><th>#</th><th>size</th><th>allocated</th><th>freed</th><th>lifetime</th><th>stream</th><th>innermost frame</th></tr></thead><tbody>${rows}</tbody></table>`;
+  return scrolling(
+    `<table class="peak-table"><thead><tr><th>#</th><th>size</th><th>allocated</th><th>freed</th><th>lifetime</th><th>stream</th><th>innermost frame</th></tr></thead><tbody>${rows}</tbody></table>`,
+  );
 }
 
 const STYLE = `
-body { font: 14px/1.45 system-ui, sans-serif; margin: 0 auto; max-width: 1240px; padding: 16px 24px; color: #1b1b1b; }
+body { font: 14px/1.45 system-ui, sans-serif; margin: 0 auto; max-width: 1240px; padding: 16px 24px; color: #1b1b1b; overflow-wrap: anywhere; }
+@media (max-width: 600px) { body { padding: 10px 12px; } }
+.table-scroll { overflow-x: auto; max-width: 100%; }
 h1 { font-size: 22px; margin: 8px 0 4px; } h2 { font-size: 18px; margin: 32px 0 4px; border-top: 1px solid #ddd; padding-top: 16px; }
 h3 { font-size: 15px; margin: 18px 0 6px; }
 .muted { color: #555; } .small { font-size: 12px; }
@@ -292,6 +313,7 @@ th:first-child, tbody th { text-align: left; font-weight: 500; }
 thead th { font-weight: 600; border-bottom: 2px solid #bbb; }
 tr.best th, tr.best td { background: #eef7ee; } tr.failed th, tr.failed td { background: #fdecea; }
 .chart { margin: 10px 0 18px; }
+.chart .uplot { width: auto; max-width: 100%; } .u-inline tr { max-width: 100%; } .u-legend th > .u-label { white-space: normal; text-align: left; }
 .layouts { display: flex; flex-direction: column; gap: 10px; }
 figure.layout { margin: 0; } figure.layout figcaption { font-size: 12px; color: #333; margin-bottom: 2px; }
 canvas { display: block; border: 1px solid #ccc; }
@@ -302,9 +324,10 @@ code { background: #f3f3f3; padding: 1px 4px; border-radius: 3px; }
 .diagnosis { background: #f6f8fa; border: 1px solid #d0d7de; border-radius: 6px; padding: 8px 14px; margin: 10px 0; }
 .diagnosis ul { margin: 6px 0; padding-left: 20px; } .diagnosis li { margin: 3px 0; }
 .diagnosis .action { font-size: 15px; margin: 4px 0 8px; } .diagnosis .advice { font-weight: 500; }
-.split-bar { display: flex; height: 22px; border: 1px solid #999; font-size: 12px; line-height: 22px; color: #fff; overflow: hidden; }
-.split-bar span { white-space: nowrap; overflow: hidden; padding-left: 4px; }
-.split-bar .live { background: #1f4e79; } .split-bar .fragmented { background: #c0392b; } .split-bar .cached { background: #95a5a6; }
+.split-bar { display: flex; height: 18px; border: 1px solid #999; }
+.split-legend { display: flex; flex-wrap: wrap; gap: 2px 16px; font-size: 12px; margin: 4px 0 2px; }
+.split-legend i { display: inline-block; width: 12px; height: 12px; vertical-align: -2px; margin-right: 5px; border: 1px solid #999; }
+.live { background: #1f4e79; } .fragmented { background: #c0392b; } .cached { background: #95a5a6; }
 span.same { font-size: 11px; color: #8a4b00; background: #fff3d6; border: 1px solid #e8c77a; border-radius: 3px; padding: 0 4px; margin-left: 6px; }
 table.peak-table td { text-align: right; } table.peak-table td.frame { text-align: left; font-family: ui-monospace, monospace; font-size: 12px; }
 .axis-toggle { margin: 8px 0; font-size: 13px; } .axis-toggle label { margin-right: 12px; }
@@ -356,12 +379,12 @@ Ranges are shown up to their high-water mark at that moment.</p>
   const targets =
     results.targets.length === 0
       ? ''
-      : `<h2>Targets</h2><table class="targets"><tbody>${results.targets
+      : `<h2>Targets</h2><div class="table-scroll"><table class="targets"><tbody>${results.targets
           .map(
             (t) =>
               `<tr><th>${escapeHtml(t.name)}</th><td>${escapeHtml(t.display)}</td><td>${escapeHtml(t.goal)}</td><td class="${t.met ? 'met' : 'missed'}">${t.met ? 'met' : 'missed'}</td></tr>`,
           )
-          .join('')}</tbody></table>`;
+          .join('')}</tbody></table></div>`;
   const timed = results.workloads.some((workload) => workload.explain?.gridSeconds !== undefined);
   const axisToggle = timed
     ? '<div class="axis-toggle">x axis: <label><input type="radio" name="x-axis" value="time" checked> time (seconds)</label><label><input type="radio" name="x-axis" value="event"> events</label> <span class="muted small">(traces without times use events)</span></div>'
