@@ -161,6 +161,11 @@ describe.skipIf(!present)('the report of a job', () => {
     const page = readFileSync(join(folder, 'index.html'), 'utf8');
     expect(page).toContain('<h2>Peak reserved per rank</h2>');
     expect(page.match(/<rect /g)).toHaveLength(4); // two ranks, predicted and recorded
+    // The worst rank's own page in place: its timeline and the pool at its peak.
+    const worst = (JSON.parse(readFileSync(join(folder, 'results.json'), 'utf8')) as JobResults)
+      .worst!.rank;
+    expect(page).toContain(`<h2>The worst rank: rank ${worst}</h2>`);
+    expect(page).toContain(`<iframe class="worst" src="ranks/rank-${worst}/index.html"`);
     for (const rank of [0, 1]) {
       expect(page).toContain(`<a href="ranks/rank-${rank}/index.html">rank ${rank}</a>`);
       const own = readFileSync(join(folder, 'ranks', `rank-${rank}`, 'index.html'), 'utf8');

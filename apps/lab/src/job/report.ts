@@ -150,8 +150,19 @@ th { text-align: left; font-weight: 500; } thead th { font-weight: 600; border-b
 td.file, td.flag { text-align: left; } tr.failed th, tr.failed td { background: #fdecea; }
 pre.advice { font-size: 14px; background: #eef7ee; border-color: #9ccc9c; }
 pre { background: #f6f8fa; border: 1px solid #d0d7de; border-radius: 6px; padding: 8px 14px; overflow-x: auto; font-size: 12px; }
+iframe.worst { width: 100%; height: 900px; border: 1px solid #d0d7de; border-radius: 6px; }
 .swatch { display: inline-block; width: 12px; height: 12px; vertical-align: -2px; margin: 0 4px 0 12px; }
 `;
+
+/** The worst rank's own page, shown in place: its timeline, the pool at its peak, the diagnosis. */
+function worstRankFrame(job: JobResults): string {
+  const worst = job.worst;
+  const page = worst ? job.ranks.find((rank) => rank.rank === worst.rank)?.report : undefined;
+  if (!worst || page === undefined) return '';
+  return `<h2>The worst rank: rank ${worst.rank}</h2>
+<p class="small muted">Its own page, below and <a href="${escapeHtml(page)}">on its own</a>.</p>
+<iframe class="worst" src="${escapeHtml(page)}" title="rank ${worst.rank}'s own page"></iframe>`;
+}
 
 /** The job's page. */
 export function renderJobReport(job: JobResults): string {
@@ -167,6 +178,7 @@ ${job.job === 'tune' ? `<h2>The setting for every rank</h2>\n<pre class="advice"
 <pre>${escapeHtml(summaryLines(job).join('\n'))}</pre>
 <h2>Peak reserved per rank</h2>
 ${rankChart(job)}
+${worstRankFrame(job)}
 <h2>Ranks</h2>
 <p class="small muted">Each rank links to its own page (the pool under its recorded settings: timeline, the pool at the peak, the diagnosis).</p>
 ${rankRows(job)}
