@@ -11,6 +11,7 @@ import { SCORES_BLOCK, SCORES_FRAMES, snapshotWithFrames } from '../../test/snap
 import { findRow } from '../registry';
 import { runWorkloads } from '../run';
 import { tune } from '../tune';
+import { builtInWorkloads } from '../workloads';
 import { explainWorkload, GRID_POINTS, splitReserved } from './explain';
 import { peakState, torchSnapshotOf, writeExports } from './exports';
 import { identicalRows, renderReport } from './html';
@@ -223,5 +224,19 @@ describe('exports', () => {
     );
     const vma = JSON.parse(readFileSync(paths[1]!, 'utf8'));
     expect(vma.Total.AllocationCount).toBe(3);
+  });
+});
+
+describe('the action', () => {
+  it('speaks of batches and activation checkpointing for a model, not for a server’s churn', () => {
+    const larson = builtInWorkloads(1, true).find((spec) => spec.id === 'larson')!;
+    const [result] = runWorkloads(
+      [{ id: 'larson', title: 'larson', description: 'churn', trace: larson.build() }],
+      [findRow('caching')!],
+      null,
+    );
+    const action = result!.explain!.diagnosis.action;
+    expect(action).toMatch(/mostly live data/);
+    expect(action).not.toMatch(/batch|checkpointing|KV cache/);
   });
 });

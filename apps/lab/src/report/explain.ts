@@ -374,6 +374,14 @@ function at(secondsValue: number | undefined, event: number): string {
     : `event ${formatCount(event)}`;
 }
 
+/** How a workload of its kind keeps fewer bytes live, for the action ('' when it is not a model's). */
+function fewerLive(meta: Trace['meta']): string {
+  if (meta.generator === 'trainingLoop') return ' (smaller batches, activation checkpointing)';
+  if (meta.generator === 'inferenceServing') return ' (fewer requests at once, shorter KV caches)';
+  if (isPyTorchTrace(meta)) return ' (smaller batches; in training, activation checkpointing)';
+  return '';
+}
+
 function diagnose(
   trace: Trace,
   rows: readonly RowResult[],
@@ -457,7 +465,7 @@ function diagnose(
   } else if (split.reserved > 0 && split.live >= 0.75 * split.reserved) {
     action =
       `Reserved memory is mostly live data: to lower the peak, keep fewer of the ${formatBytes(bySize[0]?.size ?? 0)} ` +
-      `allocations live at ${at(peak.seconds, peak.event)} (smaller batches, activation checkpointing).`;
+      `allocations live at ${at(peak.seconds, peak.event)}${fewerLive(trace.meta)}.`;
   } else {
     const usable = usableRows(trace.meta, rows).filter(
       (row) => row.failures === 0 && Number.isFinite(row.ratio),
