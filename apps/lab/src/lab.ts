@@ -15,11 +15,12 @@ import { type AllocatorSettings, formatAllocConf, parseAllocConf } from '@allot/
 import { type Trace, trainingLoop } from '@allot/workloads';
 import { capacities } from './capacity';
 import { inFiles, reportFailure } from './failure';
+import { helpText, listJson } from './help';
 import { checkMemoryHoldsTrace, checkOutFolder, readTraceFiles } from './input';
 import { jobCommand, mergeCommand } from './job/command';
 import { isJob as isJobInput } from './job/layout';
 import { oomCommand } from './oom-command';
-import { EXIT_FAILED_ALLOCATIONS, EXIT_OK, HELP, type LabOptions, parseArguments } from './options';
+import { EXIT_FAILED_ALLOCATIONS, EXIT_OK, type LabOptions, parseArguments } from './options';
 import { progressReporter } from './progress';
 import { ALL_ROWS, cachingRow, findRow, type LabRow, ROWS } from './registry';
 import { writeExports } from './report/exports';
@@ -419,13 +420,13 @@ export async function lab(argv: readonly string[], io: LabIo): Promise<number> {
     files = options.files;
     switch (options.command) {
       case 'help':
-        io.stdout.write(HELP);
+        io.stdout.write(helpText(options.helpFor));
         return EXIT_OK;
       case 'version':
         io.stdout.write(`allot-lab ${labVersion()}\n`);
         return EXIT_OK;
       case 'list':
-        io.stdout.write(listText());
+        io.stdout.write(options.json ? listJson() : listText());
         return EXIT_OK;
       case 'run': {
         const specs = builtInWorkloads(options.seed, options.quick).filter((spec) =>

@@ -49,6 +49,8 @@ export interface LabOptions {
   readonly maxInput: number | null;
   /** `--debug`: print the stack of a failure. */
   readonly debug: boolean;
+  /** `help`: the command whose help to print (`replay --help`, `help replay`), or none: all of it. */
+  readonly helpFor?: Command;
   /** `--device`: devices to replay (`all`, `cuda`, `cpu`, `cuda:1`, ...), or null for CUDA only. */
   readonly devices: readonly string[] | null;
   /** `--export` formats (run, replay): files per allocator row under DIR/exports. */
@@ -187,6 +189,15 @@ function devicesOf(text: string | undefined): string[] | null {
   return devices;
 }
 
+/** The command `COMMAND --help` or `help COMMAND` asks about, if any. */
+function helpTopic(positionals: readonly string[]): Pick<LabOptions, 'helpFor'> {
+  const [first, second] = positionals;
+  const topic = first === 'help' ? second : first;
+  return topic !== undefined && topic !== 'help' && (COMMANDS as readonly string[]).includes(topic)
+    ? { helpFor: topic as Command }
+    : {};
+}
+
 /** Parses `argv` (without node and the script). @throws UsageError */
 export function parseArguments(argv: readonly string[]): LabOptions {
   let parsed: ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>;
@@ -301,6 +312,7 @@ export function parseArguments(argv: readonly string[]): LabOptions {
     quiet: flags.has('--quiet'),
     maxInput: values.has('--max-input') ? size('--max-input', values.get('--max-input')!) : null,
     debug: flags.has('--debug'),
+    ...(command === 'help' ? helpTopic(parsed.positionals) : {}),
     devices: devicesOf(values.get('--device')),
     exports: EXPORT_FORMATS.filter((format) => exports.includes(format)),
     ...job,
