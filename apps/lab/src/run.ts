@@ -11,9 +11,9 @@ import {
 } from '@allot/workloads';
 import { measureRow, type RowResult } from './measure';
 import { oomProbes, recordedDevice } from './oom-probes';
-import type { DeviceModel } from './pool-instance';
+import { type DeviceModel, poolInstance } from './pool-instance';
 import { type OomFigures, oomFigures, postMortem } from './post-mortem';
-import { type LabRow, profileOf } from './registry';
+import { beginReplay, type LabRow, profileOf } from './registry';
 import { type RecordedReleases, recordedReleases } from './releases';
 import { type Explanation, explainWorkload } from './report/explain';
 import { runPool, type TuneResult } from './tune';
@@ -66,6 +66,11 @@ export interface Fidelity {
   readonly segments?: SegmentFidelity;
   /** Segments the recording gave back, replayed at the same places, and what they say of the card. */
   readonly releases?: RecordedReleases;
+  /**
+   * `--capacity` in bytes when one was given: these figures come from a replay without it, as the
+   * recording ran (the table's row ran under it).
+   */
+  readonly capacitySetAside?: number;
 }
 
 /** PyTorch's segment decisions in the window beside the replay's. */
@@ -210,13 +215,14 @@ export function runWorkloads(
       figures?.peakReservedBytes !== undefined && recorded !== undefined
         ? {
             ...fidelityOf(
-              recorded,
+              asRecorded(trace, recorded, capacity, device),
               figures.peakReservedBytes,
               trace.recordedSegments,
               figures.allocConf === undefined,
               trace.meta.format === 'torch-profiler' ? 'total-reserved' : 'window',
             ),
             ...(released !== undefined ? { releases: released } : {}),
+            ...(capacity !== null ? { capacitySetAside: capacity } : {}),
           }
         : undefined;
     const ooms = oomFigures(trace, device);
@@ -266,6 +272,33 @@ function withRecordedOoms(
     return row;
   const probed = runPool(trace, parseAllocConf(row.config), device);
   return { ...row, recordedOomsFailed: Math.max(0, probed.failures - row.failures) };
+}
+
+/**
+ * The row replaying the recorded settings as the recording ran: under `--capacity` the row itself is
+ * a what-if (its pool gives segments back to stay under the capacity, where PyTorch had its whole
+ * device), so its settings are replayed again without it, for {@link Fidelity}.
+ */
+function asRecorded(
+  trace: Trace,
+  row: RowResult,
+  capacity: number | null,
+  device: DeviceModel | undefined,
+): RowResult {
+  if (capacity === null || row.config === undefined) return row;
+  const instance = poolInstance(
+    parseAllocConf(row.config),
+    trace,
+    null,
+    recordedDevice(trace, device),
+  );
+  const state = beginReplay(instance, trace);
+  state.run();
+  return {
+    ...row,
+    peakReservedBytes: instance.peakReserved(state),
+    segments: instance.segments!(),
+  };
 }
 
 /** Sets the row replaying the recorded settings beside the recording (see {@link Fidelity}). */

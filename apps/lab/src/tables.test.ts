@@ -1,5 +1,9 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { findTracesDir, readTraces } from '@allot/workloads/node';
 import { describe, expect, it } from 'vitest';
-import { type Fidelity, fidelityOf } from './run';
+import { findRow } from './registry';
+import { type Fidelity, fidelityOf, runWorkloads } from './run';
 import { fidelityLines } from './tables';
 
 const MiB = 2 ** 20;
@@ -82,4 +86,31 @@ describe('the fidelity lines', () => {
     expect(fidelityOf(row, 0, undefined).error).toBeNull();
     expect(fidelityOf(row, 2 * MiB, undefined).error).toBe(0);
   });
+});
+
+describe('the fidelity lines under --capacity', () => {
+  const folder = findTracesDir();
+  const file = folder === null ? null : join(folder, 'pytorch-h100', 'train-default.pickle.gz');
+  it.skipIf(file === null || !existsSync(file))(
+    'compare the recorded settings on the recording’s own device, and say the capacity was set aside',
+    () => {
+      const [trace] = readTraces(file!);
+      const [workload] = runWorkloads(
+        [{ id: 'train', title: 'train', description: 'd', trace: trace!, recordedRow: 'caching' }],
+        [findRow('caching')!],
+        11 * 2 ** 30,
+        undefined,
+        undefined,
+        { skipTiming: true },
+      );
+      // The caching row itself ran under 11 GiB and gave segments back to stay under it.
+      expect(workload!.rows[0]!.peakReservedBytes).toBeLessThan(11 * 2 ** 30);
+      const f = workload!.torch!.fidelity!;
+      expect(Math.abs(f.error!)).toBeLessThan(0.01);
+      expect(f.segments!.matchFraction).toBe(1);
+      const lines = fidelityLines(f).join('\n');
+      expect(lines).toMatch(/without --capacity 11\.0 GiB/);
+      expect(lines).toMatch(/every segment decision is the same/);
+    },
+  );
 });

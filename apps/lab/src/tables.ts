@@ -171,8 +171,12 @@ export function fidelityLines(f: Fidelity): string[] {
     f.error === null
       ? 'no reserved bytes were recorded, so there is no error to state'
       : `error ${f.error >= 0 ? '+' : '−'}${formatPercent(Math.abs(f.error))}`;
+  const setAside =
+    f.capacitySetAside === undefined
+      ? ''
+      : `, without --capacity ${formatBytes(f.capacitySetAside)} (the recording did not run under it; the table's row did)`;
   const lines = [
-    `  fidelity: ${f.allocator} replays ${f.assumedSettings ? "PyTorch's defaults (the recording does not state its settings)" : `the recorded settings (PYTORCH_CUDA_ALLOC_CONF='${f.config}')`}`,
+    `  fidelity: ${f.allocator} replays ${f.assumedSettings ? "PyTorch's defaults (the recording does not state its settings)" : `the recorded settings (PYTORCH_CUDA_ALLOC_CONF='${f.config}')`}${setAside}`,
     `    peak reserved: predicted ${formatBytes(f.predictedPeakReservedBytes)}, recorded ` +
       `${formatBytes(f.recordedPeakReservedBytes)} (${recorded}): ${error}`,
   ];
