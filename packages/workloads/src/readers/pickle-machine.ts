@@ -18,8 +18,15 @@
  * Every opcode checks its bytes before it changes anything, so an opcode cut by a chunk's end is
  * simply run again when its bytes are there. Errors are {@link TraceFormatError}s with the byte
  * offset of the opcode at fault. Opcodes that would run Python code are refused.
+ *
+ * Two fast paths read, in one step, the shapes a snapshot with stacks is made of, when the hooks
+ * intern frames: a frame dict written anew (`pickle-small-dict.ts`) and a whole `frames` list
+ * (`pickle-frames-list.ts`). Each decodes its bytes without changing anything, and commits only
+ * what the opcodes one by one would have left; any other shape, a cut buffer or a limit in reach
+ * sends the same bytes down the ordinary opcodes.
  */
 
+import { type FramesList, framesList, readFramesList } from './pickle-frames-list';
 import { FORGOTTEN } from './pickle-memo';
 import { readSmallDict, type SmallDict, smallDict } from './pickle-small-dict';
 import { INCOMPLETE, PickleState } from './pickle-state';
@@ -43,6 +50,22 @@ export {
   plainValue,
 } from './pickle-stream-values';
 
+/** Whether machines made now take the frames-list fast path (see {@link withoutFramesFastPath}). */
+let framesFastPath = true;
+
+/**
+ * Runs `fn` with the frames-list fast path off in the machines it makes: for the tests that check
+ * that the fast path changes no result.
+ */
+export function withoutFramesFastPath<T>(fn: () => T): T {
+  framesFastPath = false;
+  try {
+    return fn();
+  } finally {
+    framesFastPath = true;
+  }
+}
+
 /** The streaming pickle machine. Feed it with {@link push}, then {@link end}. */
 export class PickleMachine extends PickleState {
   /** Bytes of an opcode cut by a chunk's end, and how many of them are there. */
@@ -58,10 +81,13 @@ export class PickleMachine extends PickleState {
 
   /** The small-dict fast path's scratch, when the hooks take small dicts. */
   private readonly small: SmallDict | null;
+  /** The frames-list fast path's scratch, when the hooks intern frames. */
+  private readonly framesList: FramesList | null;
 
   constructor(name: string, hooks: MachineHooks, limits?: MachineLimits) {
     super(name, hooks, limits);
     this.small = hooks.smallDict !== undefined ? smallDict() : null;
+    this.framesList = hooks.frames !== undefined && framesFastPath ? framesList() : null;
   }
 
   /** Whether STOP was read. */
@@ -110,6 +136,7 @@ export class PickleMachine extends PickleState {
     const memo = this.memo;
     const most = this.limits.maxItems;
     const small = this.small;
+    const frames = this.framesList;
     try {
       while (p < end && !this.done) {
         // The opcodes that make most of a snapshot's bytes, inline: a memo reference (a shared
@@ -134,6 +161,12 @@ export class PickleMachine extends PickleState {
         } else if (op === 0x7d && small !== null) {
           const next = readSmallDict(buf, this.view, p, end, memo, small);
           if (next >= 0 && this.commitSmallDict(small)) {
+            p = next;
+            continue;
+          }
+        } else if (op === 0x5d && frames !== null) {
+          const next = readFramesList(buf, this.view, p, end, memo, this.hooks.frames!, frames);
+          if (next >= 0 && this.commitFramesList(frames)) {
             p = next;
             continue;
           }

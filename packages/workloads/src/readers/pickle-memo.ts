@@ -42,6 +42,12 @@ export class Memo {
     return slot === 0 ? undefined : FORGOTTEN;
   }
 
+  /** The slot's int (see the module comment): 0 when never stored. */
+  raw(index: number): number {
+    const chunk = this.chunks[index >>> CHUNK_BITS];
+    return chunk === undefined ? 0 : chunk[index & MASK]!;
+  }
+
   /** Stores `value` at `index`. */
   put(index: number, value: unknown): void {
     const free = this.free;

@@ -4,6 +4,7 @@
  * and the chunks are {@link PickleMachine}'s.
  */
 import { TraceFormatError } from '../errors';
+import type { FramesList } from './pickle-frames-list';
 import { FORGOTTEN, Memo } from './pickle-memo';
 import type { SmallDict } from './pickle-small-dict';
 import {
@@ -274,9 +275,9 @@ export class PickleState {
     const hook = this.hooks.smallDict;
     const strings = dict.strings;
     const index = this.memo.next;
-    const slots = 1 + strings.length;
+    const slots = 1 + dict.count;
     let bytes = 0;
-    for (const text of strings) bytes += text.length;
+    for (let i = 0; i < dict.count; i++) bytes += strings[i]!.length;
     if (
       hook === undefined ||
       this.stack.length >= this.limits.maxItems ||
@@ -286,11 +287,48 @@ export class PickleState {
     ) {
       return false;
     }
-    const id = hook(dict.pairs, dict.size);
+    const id = hook(dict.pairs, dict.size, dict.slots);
     if (id < 0) return false;
     this.memo.putRef(index, id);
-    for (let i = 0; i < strings.length; i++) this.memoPut(index + 1 + i, strings[i]);
+    for (let i = 0; i < dict.count; i++) this.memoPut(index + 1 + i, strings[i]);
     this.stack.push(this.hooks.ref?.(id));
+    return true;
+  }
+
+  /**
+   * Commits the frames list at the opcode being run (see `pickle-frames-list.ts`), when the
+   * limits leave room for all the opcodes would hold: its memo slots, then the list, pushed, its
+   * frame ids standing for its items. Returns whether it did; when not, nothing changed.
+   */
+  protected commitFramesList(read: FramesList): boolean {
+    const hooks = this.hooks.frames!;
+    const limits = this.limits;
+    const n = read.n;
+    const index = read.base;
+    const slots = read.count;
+    if (
+      this.stack.length + n + 1 > limits.maxItems ||
+      this.marks.length >= limits.maxItems ||
+      this.items + n > limits.maxItems ||
+      index !== this.memo.next ||
+      index + slots > limits.maxMemo ||
+      this.memo.count + slots > limits.maxMemo ||
+      this.memoStringBytes + read.stringBytes > limits.maxMemoStringBytes
+    ) {
+      return false;
+    }
+    const ids = new Array<number>(n);
+    for (let i = 0; i < n; i++) ids[i] = read.ids[i]!;
+    const list = new PList();
+    list.standFor(ids, hooks);
+    this.items += n;
+    this.memoPut(index, list);
+    for (let k = 1; k < slots; k++) {
+      const id = read.slots[k - 1]!;
+      if (id >= 0) this.memo.putRef(index + k, hooks.refOf(id));
+      else this.memoPut(index + k, read.strings[k]!);
+    }
+    this.stack.push(list);
     return true;
   }
 

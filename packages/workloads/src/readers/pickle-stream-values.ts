@@ -8,7 +8,14 @@ import { dictKey, type UnpickledValue } from './pickle-values';
 
 /** A list, tuple or set of the machine. */
 export class PList {
-  readonly items: unknown[] = [];
+  /** The items; null while {@link frameIds} stand for them. */
+  private held: unknown[] | null = [];
+  /**
+   * The frame ids of a frames list the fast path read (see {@link FrameHooks}), standing for its
+   * items until they are asked for; else null.
+   */
+  frameIds: number[] | null = null;
+  private hooks: FrameHooks | null = null;
   /** Memo index of this list, or -1. */
   memo = -1;
   /** Items appended and consumed by the hooks (not in {@link items}). */
@@ -16,6 +23,36 @@ export class PList {
   /** What the hooks attached to the list (the columns of a device trace, say). */
   sink: unknown = null;
   constructor(readonly tuple = false) {}
+
+  /** The items (those of a frames list made when first asked). */
+  get items(): unknown[] {
+    if (this.held === null) {
+      const hooks = this.hooks!;
+      this.held = this.frameIds!.map((id) => hooks.item(id));
+      this.frameIds = null;
+      this.hooks = null;
+    }
+    return this.held;
+  }
+
+  /** Number of items. */
+  get length(): number {
+    return this.held === null ? this.frameIds!.length : this.held.length;
+  }
+
+  /** Frames `ids` (of `hooks`) stand for the items until they are asked for. */
+  standFor(ids: number[], hooks: FrameHooks): void {
+    this.held = null;
+    this.frameIds = ids;
+    this.hooks = hooks;
+  }
+
+  /** Drops the items (a list the hooks consumed). */
+  drop(): void {
+    this.held = [];
+    this.frameIds = null;
+    this.hooks = null;
+  }
 }
 
 /** A dict of the machine: keys and values in insertion order. */
@@ -55,7 +92,24 @@ export interface MachineHooks {
    * `pairs[0, 2 × size)`: the ref that stands for it (it is then never built), or -1 to have it
    * built as usual.
    */
-  smallDict?(pairs: readonly unknown[], size: number): number;
+  smallDict?(pairs: readonly unknown[], size: number, slots: Int32Array): number;
+  /** The frames the hooks interned, for lists of them (see `pickle-frames-list.ts`). */
+  readonly frames?: FrameHooks;
+}
+
+/** What the machine asks of its hooks about frames (see {@link MachineHooks.frames}). */
+export interface FrameHooks {
+  /** The frame id that ref `ref` (a memo slot's, see `MachineHooks.ref`) stands for, or -1. */
+  frameOf(ref: number): number;
+  /** The ref that stands for frame `id`. */
+  refOf(id: number): number;
+  /**
+   * The frame id of a small dict (keys and values alternating in `pairs[0, 2 × size)`) when it is
+   * a frame the hooks interned already, else -1. Interns nothing.
+   */
+  find(pairs: readonly unknown[], size: number, slots: Int32Array): number;
+  /** What a list holds for frame `id` (what `MachineHooks.ref` gives for its ref). */
+  item(id: number): unknown;
 }
 
 /** What {@link MachineHooks.append} returns for a value the list does not keep. */

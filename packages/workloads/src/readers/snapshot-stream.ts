@@ -18,6 +18,7 @@
  */
 import { TraceFormatError } from '../errors';
 import { DEFAULT_MAX_EVENTS } from '../trace';
+import { FrameDicts } from './frame-dicts';
 import {
   CONSUMED,
   DEFAULT_MACHINE_LIMITS,
@@ -59,34 +60,6 @@ export interface SnapshotStreamOptions {
 }
 
 /**
- * The interned frame of a dict's keys and values (alternating in `pairs[0, 2 × size)`) when it is a
- * stack frame `{filename, line, name}` (three keys, a string filename), else undefined.
- */
-function frameOf(
-  pairs: readonly unknown[],
-  size: number,
-  stacks: StackTable,
-): FrameRef | undefined {
-  if (size !== 3) return undefined;
-  let filename: unknown;
-  let line: unknown;
-  let name: unknown;
-  for (let i = 0; i < 6; i += 2) {
-    const key = pairs[i];
-    if (key === 'filename') filename = pairs[i + 1];
-    else if (key === 'line') line = pairs[i + 1];
-    else if (key === 'name') name = pairs[i + 1];
-    else return undefined;
-  }
-  if (typeof filename !== 'string') return undefined;
-  return stacks.frameRef(
-    filename,
-    typeof line === 'number' ? line : 0,
-    typeof name === 'string' ? name : '?',
-  );
-}
-
-/**
  * Actions whose stack is kept: an allocation's (the report shows it), an out-of-memory's, and a
  * segment's, whose list PyTorch shares with the allocation that caused it. A free's is dropped.
  */
@@ -100,6 +73,7 @@ function field(entry: unknown, key: string): unknown {
 export class SnapshotStream {
   private readonly machine: PickleMachine;
   readonly stacks = new StackTable();
+  private readonly frameDicts = new FrameDicts(this.stacks);
   private readonly name: string;
   private readonly maxEvents: number;
   /** Entries read so far, over every device. */
@@ -116,9 +90,15 @@ export class SnapshotStream {
       {
         append: (list, value) => this.append(list, value),
         ref: (id) => ((id & 1) === 1 ? this.stacks.stackRef(id >>> 1) : this.stacks.refs[id >>> 1]),
-        smallDict: (pairs, size) => {
-          const ref = frameOf(pairs, size, this.stacks);
-          return ref === undefined ? -1 : ref.id << 1;
+        smallDict: (pairs, size, slots) => {
+          const id = this.frameDicts.id(pairs, size, slots, true);
+          return id < 0 ? -1 : id << 1;
+        },
+        frames: {
+          frameOf: (ref) => ((ref & 1) === 0 ? ref >>> 1 : -1),
+          refOf: (id) => id << 1,
+          find: (pairs, size, slots) => this.frameDicts.id(pairs, size, slots, false),
+          item: (id) => this.stacks.refs[id],
         },
       },
       { ...DEFAULT_MACHINE_LIMITS, ...options.limits },
@@ -182,11 +162,11 @@ export class SnapshotStream {
       this.entries++;
       return CONSUMED;
     }
-    const ref = frameOf(value.pairs, value.size, this.stacks);
-    if (ref !== undefined) {
-      this.machine.replaceRef(value.memo, ref.id << 1);
+    const frame = this.frameDicts.id(value.pairs, value.size, null, true);
+    if (frame >= 0) {
+      this.machine.replaceRef(value.memo, frame << 1);
       this.machine.release(value.pairs.length);
-      return ref;
+      return this.stacks.refs[frame];
     }
     if (value.get('action') === undefined) {
       if (sink === null) return value;
@@ -230,10 +210,16 @@ export class SnapshotStream {
     if (!(frames instanceof PList) || frames.tuple) return 0;
     if (frames.sink instanceof StackRef) return frames.sink.id;
     if (frames.sink !== null) return 0;
-    const stack = keep ? this.stacks.stackOf(frames.items) : 0;
+    // A list the fast path read holds frame ids (unless something asked for its items).
+    const ids = frames.frameIds;
+    const stack = !keep
+      ? 0
+      : ids !== null
+        ? this.stacks.stackOfIds(ids)
+        : this.stacks.stackOf(frames.items);
     frames.sink = this.stacks.stackRef(stack);
-    this.machine.release(frames.items.length);
-    frames.items.length = 0;
+    this.machine.release(frames.length);
+    frames.drop();
     this.machine.replaceRef(frames.memo, (stack << 1) | 1);
     return stack;
   }

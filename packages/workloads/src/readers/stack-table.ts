@@ -6,8 +6,9 @@
  * ```
  *  frames   StackFrame[]   each distinct {filename, line, name} once (interned through maps keyed
  *                          by the strings the pickle's memo already shares, so no key is built)
- *  stack k  frame ids, innermost first, in a pool of Int32Array blocks: starts[k], lengths[k]; a stack
+ *  run r    frame ids, innermost first, in a pool of Int32Array blocks: starts[r], lengths[r]; a run
  *           seen before is found by its hash in an open-addressing table and stored once
+ *  stack k  a run an entry used, numbered as first used: runOfStack[k]
  * ```
  *
  * so a million allocations with 60-deep stacks cost 4 bytes a frame for each distinct stack, and
@@ -56,35 +57,49 @@ export class StackTable {
   private readonly blocks: Int32Array[] = [new Int32Array(POOL_BLOCK)];
   /** Where the next stack goes: block << POOL_BITS | offset. */
   private poolEnd = 0;
+  /** Per run: where its frame ids are, how many, their hash, and its stack (0: none yet). */
   private starts = new Int32Array(1 << 10);
   private lengths = new Int32Array(1 << 10);
   private hashes = new Int32Array(1 << 10);
-  /** Stack id + 1 per slot, 0 for an empty slot. */
+  private stackOfRun = new Int32Array(1 << 10);
+  /** Run + 1 per slot, 0 for an empty slot. */
   private table = new Int32Array(1 << 11);
+  /** Runs, the empty one (0) included. */
+  private runs = 1;
+  /** The run of each stack. */
+  private runOfStack = new Int32Array(1 << 10);
   /** Stacks, the empty one (id 0) included. */
   private count = 1;
   private readonly scratch = new Int32Array(MAX_STACK_FRAMES);
 
   /** The interned frame `{filename, line, name}`. */
   frameRef(filename: string, line: number, name: string): FrameRef {
+    return this.refs[this.frameId(filename, line, name, true)]!;
+  }
+
+  /** The id of frame `{filename, line, name}`, interned unless `add` is false (then -1 if new). */
+  frameId(filename: string, line: number, name: string, add: boolean): number {
     let byName = this.frameIds.get(filename);
     if (byName === undefined) {
+      if (!add) return -1;
       byName = new Map();
       this.frameIds.set(filename, byName);
     }
     let byLine = byName.get(name);
     if (byLine === undefined) {
+      if (!add) return -1;
       byLine = new Map();
       byName.set(name, byLine);
     }
     let ref = byLine.get(line);
     if (ref === undefined) {
+      if (!add) return -1;
       ref = new FrameRef(this.frames.length);
       this.frames.push({ filename, line, name });
       this.refs.push(ref);
       byLine.set(line, ref);
     }
-    return ref;
+    return ref.id;
   }
 
   /** Distinct stacks (the empty stack included). */
@@ -99,38 +114,72 @@ export class StackTable {
   stackOf(frames: readonly unknown[]): number {
     const ids = this.scratch;
     let n = 0;
-    let hash = 0x811c9dc5;
     for (let i = 0; i < frames.length && n < MAX_STACK_FRAMES; i++) {
       const ref = frames[i];
-      if (!(ref instanceof FrameRef)) continue;
-      ids[n++] = ref.id;
-      hash = Math.imul(hash ^ ref.id, 0x01000193);
+      if (ref instanceof FrameRef) ids[n++] = ref.id;
     }
+    return this.use(this.run(ids, n));
+  }
+
+  /** The stack of frame ids `ids` (innermost first), its innermost {@link MAX_STACK_FRAMES} kept. */
+  stackOfIds(ids: readonly number[]): number {
+    const scratch = this.scratch;
+    const n = Math.min(ids.length, MAX_STACK_FRAMES);
+    for (let i = 0; i < n; i++) scratch[i] = ids[i]!;
+    return this.use(this.run(scratch, n));
+  }
+
+  /**
+   * The run of frame ids `ids[0, n)` (n at most {@link MAX_STACK_FRAMES}), stored once: a stack
+   * seen, not yet used. {@link use} makes it the trace's stack; 0 for an empty one.
+   */
+  run(ids: Int32Array, n: number): number {
     if (n === 0) return 0;
+    let hash = 0x811c9dc5;
+    for (let i = 0; i < n; i++) hash = Math.imul(hash ^ ids[i]!, 0x01000193);
     const mask = this.table.length - 1;
     let slot = hash & mask;
     for (;;) {
       const entry = this.table[slot]!;
       if (entry === 0) break;
-      const id = entry - 1;
-      if (this.hashes[id] === hash && this.lengths[id] === n && this.same(id, n)) return id;
+      const run = entry - 1;
+      if (this.hashes[run] === hash && this.lengths[run] === n && this.same(run, ids, n)) {
+        return run;
+      }
       slot = (slot + 1) & mask;
     }
-    const id = this.count++;
-    this.starts = grow(this.starts, this.count);
-    this.lengths = grow(this.lengths, this.count);
-    this.hashes = grow(this.hashes, this.count);
+    const run = this.runs++;
+    this.starts = grow(this.starts, this.runs);
+    this.lengths = grow(this.lengths, this.runs);
+    this.hashes = grow(this.hashes, this.runs);
+    this.stackOfRun = grow(this.stackOfRun, this.runs);
     if ((this.poolEnd & POOL_MASK) + n > POOL_BLOCK) {
       this.blocks.push(new Int32Array(POOL_BLOCK));
       this.poolEnd = (this.blocks.length - 1) << POOL_BITS;
     }
     this.blocks[this.poolEnd >>> POOL_BITS]!.set(ids.subarray(0, n), this.poolEnd & POOL_MASK);
-    this.starts[id] = this.poolEnd;
-    this.lengths[id] = n;
-    this.hashes[id] = hash;
+    this.starts[run] = this.poolEnd;
+    this.lengths[run] = n;
+    this.hashes[run] = hash;
     this.poolEnd += n;
-    this.table[slot] = id + 1;
-    if (this.count * 2 > this.table.length) this.rehash();
+    this.table[slot] = run + 1;
+    if (this.runs * 2 > this.table.length) this.rehash();
+    return run;
+  }
+
+  /**
+   * The stack of run `run` (see {@link run}): stacks are numbered as they are first used, so a run
+   * seen but never used takes no number.
+   */
+  use(run: number): number {
+    if (run === 0) return 0;
+    let id = this.stackOfRun[run]!;
+    if (id === 0) {
+      id = this.count++;
+      this.runOfStack = grow(this.runOfStack, this.count);
+      this.runOfStack[id] = run;
+      this.stackOfRun[run] = id;
+    }
     return id;
   }
 
@@ -147,28 +196,29 @@ export class StackTable {
   /** The frames of stack `id`, innermost first. */
   framesOf(id: number): StackFrame[] {
     const out: StackFrame[] = [];
-    const start = this.starts[id]!;
+    const run = this.runOfStack[id]!;
+    const start = this.starts[run]!;
     const block = this.blocks[start >>> POOL_BITS]!;
     const at = start & POOL_MASK;
-    for (let i = 0; i < this.lengths[id]!; i++) out.push(this.frames[block[at + i]!]!);
+    for (let i = 0; i < this.lengths[run]!; i++) out.push(this.frames[block[at + i]!]!);
     return out;
   }
 
-  private same(id: number, n: number): boolean {
-    const start = this.starts[id]!;
+  private same(run: number, ids: Int32Array, n: number): boolean {
+    const start = this.starts[run]!;
     const block = this.blocks[start >>> POOL_BITS]!;
     const at = start & POOL_MASK;
-    for (let i = 0; i < n; i++) if (block[at + i] !== this.scratch[i]) return false;
+    for (let i = 0; i < n; i++) if (block[at + i] !== ids[i]) return false;
     return true;
   }
 
   private rehash(): void {
     const table = new Int32Array(this.table.length * 2);
     const mask = table.length - 1;
-    for (let id = 1; id < this.count; id++) {
-      let slot = this.hashes[id]! & mask;
+    for (let run = 1; run < this.runs; run++) {
+      let slot = this.hashes[run]! & mask;
       while (table[slot] !== 0) slot = (slot + 1) & mask;
-      table[slot] = id + 1;
+      table[slot] = run + 1;
     }
     this.table = table;
   }
