@@ -61,6 +61,9 @@ export type TorchTraceAction =
   | 'free_completed'
   | 'segment_alloc'
   | 'segment_free'
+  /** Pages of an expandable segment mapped, and unmapped (`expandable_segments:True`). */
+  | 'segment_map'
+  | 'segment_unmap'
   | 'oom'
   | 'snapshot';
 

@@ -6,10 +6,14 @@
  *  memory-viz  DIR/exports/<trace>.<row>.pickle    PyTorch snapshot: segments and blocks at the peak,
  *                                                   and the trace up to it (alloc, free_requested,
  *                                                   free_completed at the row's own addresses, with
- *                                                   the recording's times and frames): drop it on
- *                                                   https://pytorch.org/memory_viz. Its blocks tile
- *                                                   each segment (gaps become inactive blocks), as
- *                                                   memory_viz places each after the one before
+ *                                                   the recording's times and frames; a pool's
+ *                                                   segment_alloc and segment_free, or for expandable
+ *                                                   segments segment_map and segment_unmap, where it
+ *                                                   made them), and the pool's own settings: drop it
+ *                                                   on https://pytorch.org/memory_viz, or replay it.
+ *                                                   Its blocks tile each segment (gaps become inactive
+ *                                                   blocks), as memory_viz places each after the one
+ *                                                   before
  *  vma         DIR/exports/<trace>.<row>.vma.json  VMA JSON dump of the same layout (GpuMemDumpVis)
  * ```
  */
@@ -18,6 +22,8 @@ import { join } from 'node:path';
 import type { Layout } from '@allot/core';
 import {
   DEFAULT_ALLOCATOR_SETTINGS,
+  type PickleValue,
+  pickleFloat,
   pickleTuple,
   type TorchBlock,
   type TorchSegment,
@@ -29,7 +35,7 @@ import {
 import { EventKind, type StackFrame, type Trace } from '@allot/workloads';
 import { peakEventIndex } from '../measure';
 import type { ExportFormat } from '../options';
-import type { DeviceModel } from '../pool-instance';
+import type { DeviceModel, PoolInstance } from '../pool-instance';
 import { type LabRow, profileOf } from '../registry';
 import { beginReplay } from '../row-instance';
 
@@ -44,7 +50,66 @@ export interface PeakState {
   readonly requested: ReadonlyMap<number, number>;
   /** Stack frames of each live block, by address, when the trace has them. */
   readonly frames: ReadonlyMap<number, readonly StackFrame[]>;
-  readonly allocatorSettings?: string;
+  /** A pool's `allocator_settings`, under PyTorch's keys. */
+  readonly allocatorSettings?: Readonly<Record<string, PickleValue>>;
+  /** Whether a pool's segments are expandable. */
+  readonly expandable?: boolean;
+}
+
+/** A segment as a replay's segment events see it: its address and size. */
+type Span = readonly [address: number, size: number];
+
+/**
+ * The segment events between two layouts of a pool: plain segments given back (`segment_free`) and
+ * acquired (`segment_alloc`); for expandable segments, which a layout shows as their mapped runs,
+ * the bytes unmapped (`segment_unmap`) and mapped (`segment_map`).
+ */
+function segmentEvents(
+  before: readonly Span[],
+  after: readonly Span[],
+  expandable: boolean,
+): { action: 'segment_alloc' | 'segment_free' | 'segment_map' | 'segment_unmap'; span: Span }[] {
+  const minus = (a: readonly Span[], b: readonly Span[]): Span[] => {
+    if (!expandable) {
+      const keys = new Set(b.map(([address, size]) => `${address}/${size}`));
+      return a.filter(([address, size]) => !keys.has(`${address}/${size}`));
+    }
+    // Byte ranges of a not covered by b (both sorted, neither overlapping itself).
+    const out: Span[] = [];
+    for (const [address, size] of a) {
+      let from = address;
+      const end = address + size;
+      for (const [other, otherSize] of b) {
+        if (other + otherSize <= from || other >= end) continue;
+        if (other > from) out.push([from, other - from]);
+        from = Math.max(from, other + otherSize);
+      }
+      if (from < end) out.push([from, end - from]);
+    }
+    return out;
+  };
+  const [gone, come] = expandable
+    ? ['segment_unmap', 'segment_map']
+    : ['segment_free', 'segment_alloc'];
+  return [
+    ...minus(before, after).map((span) => ({ action: gone as 'segment_free', span })),
+    ...minus(after, before).map((span) => ({ action: come as 'segment_alloc', span })),
+  ];
+}
+
+function spansOf(layout: Layout): Span[] {
+  return layout.segments
+    .map((segment): Span => [segment.address, segment.size])
+    .sort((a, b) => a[0] - b[0]);
+}
+
+/** A pool's settings as PyTorch's snapshot writes them (the threshold a Python float). */
+function torchSettings(pool: PoolInstance['pool']): Readonly<Record<string, PickleValue>> {
+  const settings = pool.poolStats().allocatorSettings ?? DEFAULT_ALLOCATOR_SETTINGS;
+  const threshold = settings.garbage_collection_threshold;
+  return typeof threshold === 'number'
+    ? { ...settings, garbage_collection_threshold: pickleFloat(threshold) }
+    : settings;
 }
 
 /** Replays `row` on `trace` up to the event of peak live bytes (see the module comment). */
@@ -60,8 +125,23 @@ export function peakState(
   const addressOf = Float64Array.from(state.addresses);
   const entries: TorchTraceEntry[] = [];
   const timeOf = (i: number) => (trace.time ? Math.round(trace.time[i]!) : i);
+  // A pool's segment decisions, seen as changes of its source's counters, then of its layout.
+  const { pool, source } = instance as Partial<PoolInstance>;
+  const expandable = pool?.settings.expandableSegments ?? false;
+  let spans = source ? spansOf(instance.layout(state)) : [];
+  let decisions = source?.decisions().length ?? 0;
+  let releases = source?.releaseCount ?? 0;
   for (let i = state.position; i <= peakAt; i++) {
     state.run(i + 1);
+    if (source && (source.decisions().length !== decisions || source.releaseCount !== releases)) {
+      decisions = source.decisions().length;
+      releases = source.releaseCount;
+      const next = spansOf(instance.layout(state));
+      for (const { action, span } of segmentEvents(spans, next, expandable)) {
+        entries.push({ action, addr: span[0], size: span[1], stream: 0, time_us: timeOf(i) });
+      }
+      spans = next;
+    }
     const block = trace.id[i]!;
     const size = trace.size[i]!;
     if (trace.kind[i] === EventKind.Alloc) {
@@ -104,7 +184,7 @@ export function peakState(
     entries: entries.slice(-MAX_EXPORT_ENTRIES),
     requested,
     frames,
-    ...(instance.config !== undefined ? { allocatorSettings: instance.config } : {}),
+    ...(pool !== undefined ? { allocatorSettings: torchSettings(pool), expandable } : {}),
   };
 }
 
@@ -148,7 +228,7 @@ export function torchSnapshotOf(peak: PeakState): TorchSnapshot {
       stream: 0,
       segment_type: segment.pool !== undefined && /small/i.test(segment.pool) ? 'small' : 'large',
       segment_pool_id: pickleTuple(0, 0),
-      is_expandable: false,
+      is_expandable: peak.expandable ?? false,
       frames: [],
       blocks,
     };
@@ -156,10 +236,7 @@ export function torchSnapshotOf(peak: PeakState): TorchSnapshot {
   return {
     segments,
     device_traces: [peak.entries],
-    allocator_settings: {
-      ...DEFAULT_ALLOCATOR_SETTINGS,
-      PYTORCH_CUDA_ALLOC_CONF: peak.allocatorSettings ?? '',
-    },
+    allocator_settings: peak.allocatorSettings ?? DEFAULT_ALLOCATOR_SETTINGS,
     external_annotations: [],
   };
 }
