@@ -14,6 +14,7 @@
  * interned yet, a cut buffer or a slot that is not there declines (-1), and the ordinary opcodes
  * run on the same bytes, so the fast path never changes a result.
  */
+import { DictCache } from './pickle-dict-cache';
 import type { Memo } from './pickle-memo';
 import {
   type PendingSlots,
@@ -40,6 +41,8 @@ export interface FramesList extends PendingSlots {
   /** Characters of the strings memoized. */
   stringBytes: number;
   readonly dict: SmallDict;
+  /** The frames of dicts seen before. */
+  readonly cache: DictCache;
 }
 
 /** A reusable {@link FramesList}. */
@@ -53,6 +56,7 @@ export function framesList(): FramesList {
     strings: new Array<string | null>(1 + FRAMES_LIST_ITEMS * (1 + SMALL_DICT_PAIRS)).fill(null),
     count: 0,
     dict: smallDict(),
+    cache: new DictCache(),
   };
 }
 
@@ -75,6 +79,7 @@ export function readFramesList(
   const slots = out.slots;
   const strings = out.strings;
   const dict = out.dict;
+  const cache = out.cache;
   out.base = base;
   strings[0] = null;
   // Slots taken: the list's own, then each new dict's and its strings'.
@@ -97,11 +102,23 @@ export function readFramesList(
         id = index > base && index < base + count ? slots[index - base - 1]! : -1;
       }
     } else if (op === 0x7d) {
+      // A dict seen before is known by its key; else it is decoded, and its frame looked up.
+      const keyed = cache.keyOf(buf, view, q, end, base);
+      id = keyed >= 0 ? cache.find(memo) : -1;
+      if (id >= 0) {
+        slots[count - 1] = id;
+        strings[count++] = null;
+        q = keyed;
+        if (n === FRAMES_LIST_ITEMS) return -1;
+        ids[n++] = id;
+        continue;
+      }
       out.count = count;
       const next = readSmallDict(buf, view, q, end, memo, dict, out);
       if (next < 0) return -1;
       id = hooks.find(dict.pairs, dict.size, dict.slots);
       if (id < 0) return -1;
+      if (keyed >= 0) cache.add(id);
       slots[count - 1] = id;
       strings[count++] = null;
       for (let i = 0; i < dict.count; i++) {

@@ -30,6 +30,8 @@ export class Memo {
   next = 0;
   /** Slots stored. */
   count = 0;
+  /** Times a stored slot was stored again (by `put`): what a cache of slots' values checks. */
+  version = 0;
 
   constructor(private readonly ref: (id: number) => unknown) {}
 
@@ -50,6 +52,7 @@ export class Memo {
 
   /** Stores `value` at `index`. */
   put(index: number, value: unknown): void {
+    if (this.raw(index) !== 0) this.version++;
     const free = this.free;
     const at = free.length > 0 ? free.pop()! : this.objects.length;
     this.objects[at] = value;

@@ -1,0 +1,152 @@
+/**
+ * What the hooks found for small dicts (see `pickle-small-dict.ts`), by what their opcodes say. A
+ * frame dict written anew is, in a snapshot with stacks, one of a few thousand: the same memo
+ * references to the same key and value strings, the same line. So a dict whose keys and values are
+ * all memo references to slots the memo holds, or ints, is known by those slot numbers and ints
+ * alone, as long as no slot is stored again (the memo's `version`):
+ *
+ * ```
+ *  EMPTY_DICT MEMOIZE MARK  BINGET 25 BINGET 69  BINGET 27 LONG_BINGET 4380  BINGET 29 BININT2 526  SETITEMS
+ *  key: 25 69 27 4380 29 526, ints at 5   ─►  frame 1234
+ * ```
+ *
+ * {@link DictCache.keyOf} reads that key without a memo lookup; a key seen before gives the frame
+ * the hooks found for it then. Anything else (a string written in place, a reference to a slot not
+ * stored yet) has no key, and the dict goes the usual way.
+ */
+import type { Memo } from './pickle-memo';
+import { SMALL_DICT_PAIRS } from './pickle-small-dict';
+
+/** Int32s per entry: the key's values, its count and int flags, its hash, and the frame id + 1. */
+const KEY = 2 * SMALL_DICT_PAIRS;
+const ENTRY = KEY + 4;
+/** Most entries: past them, dicts not yet known go the usual way. */
+const MOST_ENTRIES = 1 << 16;
+
+/** Small dicts' frames, by their key (see the module comment). */
+export class DictCache {
+  /** The key {@link keyOf} read: values, then count, then which values are ints (bit k). */
+  readonly key = new Int32Array(KEY + 2);
+  private table = new Int32Array(ENTRY << 10);
+  private entries = 0;
+  private version = 0;
+
+  /**
+   * Reads the key of the dict at `p` (its `EMPTY_DICT`) into {@link key}, its memo references
+   * below `base`; returns where the opcode after its `SETITEMS` starts, or -1 when it has none.
+   */
+  keyOf(buf: Uint8Array, view: DataView, p: number, end: number, base: number): number {
+    if (p + 3 > end || buf[p + 1] !== 0x94 || buf[p + 2] !== 0x28) return -1;
+    const key = this.key;
+    let q = p + 3;
+    let k = 0;
+    let ints = 0;
+    while (q < end) {
+      const op = buf[q]!;
+      if (op === 0x75) {
+        if (k === 0 || (k & 1) === 1) return -1;
+        key[KEY] = k;
+        key[KEY + 1] = ints;
+        return q + 1;
+      }
+      if (k === KEY) return -1;
+      let value: number;
+      if (op === 0x68) {
+        if (q + 2 > end) return -1;
+        value = buf[q + 1]!;
+        q += 2;
+        if (value >= base) return -1;
+      } else if (op === 0x6a) {
+        if (q + 5 > end) return -1;
+        value = view.getUint32(q + 1, true);
+        q += 5;
+        if (value >= base) return -1;
+      } else if ((k & 1) === 0) {
+        return -1;
+      } else if (op === 0x4b) {
+        if (q + 2 > end) return -1;
+        value = buf[q + 1]!;
+        q += 2;
+        ints |= 1 << k;
+      } else if (op === 0x4d) {
+        if (q + 3 > end) return -1;
+        value = buf[q + 1]! | (buf[q + 2]! << 8);
+        q += 3;
+        ints |= 1 << k;
+      } else if (op === 0x4a) {
+        if (q + 5 > end) return -1;
+        value = view.getInt32(q + 1, true);
+        q += 5;
+        ints |= 1 << k;
+      } else {
+        return -1;
+      }
+      key[k++] = value;
+    }
+    return -1;
+  }
+
+  /** The frame id found for {@link key} before, or -1 (the memo as it is now). */
+  find(memo: Memo): number {
+    if (memo.version !== this.version) this.clear(memo.version);
+    const table = this.table;
+    const mask = table.length / ENTRY - 1;
+    const hash = this.hash();
+    for (let at = hash & mask; ; at = (at + 1) & mask) {
+      const e = at * ENTRY;
+      const id = table[e + ENTRY - 1]!;
+      if (id === 0) return -1;
+      if (table[e + KEY + 2] === hash && this.same(e)) return id - 1;
+    }
+  }
+
+  /** Keeps frame `id` for {@link key} (read against the memo's current version). */
+  add(id: number): void {
+    if (this.entries >= MOST_ENTRIES) return;
+    if ((this.entries + 1) * 2 > this.table.length / ENTRY) this.grow();
+    this.put(this.table, this.key, this.hash(), id);
+    this.entries++;
+  }
+
+  private hash(): number {
+    const key = this.key;
+    let h = Math.imul(key[KEY]! ^ (key[KEY + 1]! << 8), 0x9e3779b1);
+    for (let i = 0; i < key[KEY]!; i++) h = Math.imul(h ^ key[i]!, 0x85ebca6b) ^ (h >>> 13);
+    return (h ^ (h >>> 16)) & 0x7fffffff;
+  }
+
+  private same(e: number): boolean {
+    const table = this.table;
+    const key = this.key;
+    if (table[e + KEY] !== key[KEY] || table[e + KEY + 1] !== key[KEY + 1]) return false;
+    for (let i = 0; i < key[KEY]!; i++) if (table[e + i] !== key[i]) return false;
+    return true;
+  }
+
+  private put(table: Int32Array, key: Int32Array, hash: number, id: number): void {
+    const mask = table.length / ENTRY - 1;
+    let at = hash & mask;
+    while (table[at * ENTRY + ENTRY - 1] !== 0) at = (at + 1) & mask;
+    const e = at * ENTRY;
+    table.set(key.subarray(0, KEY + 2), e);
+    table[e + KEY + 2] = hash;
+    table[e + ENTRY - 1] = id + 1;
+  }
+
+  private grow(): void {
+    const old = this.table;
+    const table = new Int32Array(old.length * 2);
+    for (let e = 0; e < old.length; e += ENTRY) {
+      const id = old[e + ENTRY - 1]!;
+      if (id !== 0) this.put(table, old.subarray(e, e + KEY + 2), old[e + KEY + 2]!, id - 1);
+    }
+    this.table = table;
+  }
+
+  /** Forgets every key: a memo slot was stored again. */
+  private clear(version: number): void {
+    this.table = new Int32Array(ENTRY << 10);
+    this.entries = 0;
+    this.version = version;
+  }
+}
