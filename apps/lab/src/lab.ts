@@ -22,7 +22,7 @@ import { isJob as isJobInput } from './job/layout';
 import { oomCommand } from './oom-command';
 import { EXIT_FAILED_ALLOCATIONS, EXIT_OK, type LabOptions, parseArguments } from './options';
 import { progressReporter } from './progress';
-import { ALL_ROWS, cachingRow, findRow, type LabRow, ROWS } from './registry';
+import { ALL_ROWS, cachingRow, findRow, type LabRow, ROWS, tuningOf } from './registry';
 import { writeExports } from './report/exports';
 import { renderReport } from './report/html';
 import {
@@ -342,8 +342,9 @@ function tuneCommand(trace: Trace, options: LabOptions, io: LabIo): number {
 }
 
 /**
- * The tuner's search for the report's recommendation: PyTorch traces only (it replays the trace
- * some forty times), on the device `--memory` and `--fraction` state, else the one `tune` assumes.
+ * The tuner's search for the recommendation (the report's, the terminal's, --json's, and the
+ * caching-tuned row's): PyTorch traces only (it replays the trace some forty times), on the device
+ * `--memory` and `--fraction` state, else the one `tune` assumes.
  */
 function reportTuning(trace: Trace, options: LabOptions, io: LabIo): { tuning?: TuneResult } {
   const format = trace.meta.format;
@@ -352,10 +353,10 @@ function reportTuning(trace: Trace, options: LabOptions, io: LabIo): { tuning?: 
     quiet: options.quiet,
     stream: io.stderr as NodeJS.WriteStream,
   });
-  const tuning = tune(trace, {
+  const tuning = tuningOf(trace, {
     ...(options.memory !== null ? { memory: options.memory } : {}),
     ...(options.fraction !== null ? { fraction: options.fraction } : {}),
-    onProgress: (n) => progress.update(n, null, `settings tried: ${trace.name}, for the report`),
+    onProgress: (n) => progress.update(n, null, `settings tried: ${trace.name}`),
   });
   progress.done();
   return { tuning };
@@ -450,7 +451,7 @@ export async function lab(argv: readonly string[], io: LabIo): Promise<number> {
           description: describeTrace(trace),
           trace,
           ...replayRows(trace, options),
-          ...(options.report ? reportTuning(trace, options, io) : {}),
+          ...reportTuning(trace, options, io),
         }));
         return runAndReport(inputs, argv, options, io);
       }

@@ -24,7 +24,15 @@ import { summarizeTrace, type Trace } from '@allot/workloads';
 import { type DeviceModel, EXPANDABLE_SETTINGS, poolInstance } from './pool-instance';
 import type { RowInstance } from './row-instance';
 import { findStrategy, STRATEGIES, type Strategy } from './strategies';
-import { tunedMaxSplit } from './tune';
+import {
+  deviceOf,
+  MAX_SPLIT_VALUES_MB,
+  type PoolRun,
+  ROUNDUP_DIVISIONS,
+  type TuneOptions,
+  type TuneResult,
+  tune,
+} from './tune';
 
 export { type DeviceModel, EXPANDABLE_SETTINGS, UNLIMITED_DEVICE } from './pool-instance';
 export type { RowInstance, SegmentDecisions } from './row-instance';
@@ -194,6 +202,54 @@ export function cachingRow(
   };
 }
 
+/** Name of the row replaying the setting `allot-lab tune` recommends. */
+export const TUNED_ROW = 'caching-tuned';
+
+/** What the tuner searches, in words (`fraction`: whether a per-process fraction is set). */
+export function searchedKnobs(fraction: boolean): string {
+  const mb = (n: number) => (n >= 1024 ? `${n / 1024} GiB` : `${n} MiB`);
+  return (
+    `max_split_size_mb (${mb(MAX_SPLIT_VALUES_MB[0])} to ${mb(MAX_SPLIT_VALUES_MB.at(-1)!)}), ` +
+    `roundup_power2_divisions (${ROUNDUP_DIVISIONS[0]} to ${ROUNDUP_DIVISIONS.at(-1)}) and expandable_segments` +
+    (fraction ? ', and garbage_collection_threshold under the per-process fraction' : '')
+  );
+}
+
+const tunings = new WeakMap<Trace, Map<string, TuneResult>>();
+
+/**
+ * `tune()` on `trace`, searched once per trace and device: the caching-tuned row, the report's
+ * advice, the terminal's recommendation and `--json` all read this one search.
+ */
+export function tuningOf(trace: Trace, options: TuneOptions = {}): TuneResult {
+  const { device } = deviceOf(trace, options);
+  const key = `${device.memory}/${device.fraction}`;
+  let byDevice = tunings.get(trace);
+  if (byDevice === undefined) {
+    byDevice = new Map();
+    tunings.set(trace, byDevice);
+  }
+  let result = byDevice.get(key);
+  if (result === undefined) {
+    result = tune(trace, options);
+    byDevice.set(key, result);
+  }
+  return result;
+}
+
+/** The search's options for a row replayed on `device` (none stated: the device tune assumes). */
+export function tuneOptionsOf(device: DeviceModel | undefined): TuneOptions {
+  return {
+    ...(device?.memory != null ? { memory: device.memory } : {}),
+    ...(device?.fraction != null ? { fraction: device.fraction } : {}),
+  };
+}
+
+/** The setting a search recommends: its best, unless that saves nothing (then the defaults). */
+export function recommendedRun(result: TuneResult): PoolRun {
+  return result.best.config !== '' && result.savingBytes > 0 ? result.best : result.defaults;
+}
+
 const STRATEGY_ROWS = STRATEGIES.map(strategyRow);
 const inTable = (row: LabRow) => findStrategy(row.name)?.inLabTable ?? true;
 
@@ -211,23 +267,20 @@ export const ALL_ROWS: readonly LabRow[] = [
     "cachingPool({ config: 'expandable_segments:True' }) over a growable address source",
   ),
   {
-    name: 'caching-tuned',
+    name: TUNED_ROW,
     kind: 'pool',
     recipe:
-      "cachingPool({ config: 'max_split_size_mb:N' }), N the value (20 MiB–4 GiB) with the lowest " +
-      'peak reserved on this trace (searched once, without a capacity limit)',
+      'cachingPool({ config }) with the PYTORCH_CUDA_ALLOC_CONF that `allot-lab tune` recommends for this trace: ' +
+      `a coordinate descent over ${searchedKnobs(false)} (and garbage_collection_threshold under --fraction), ` +
+      'searched once per trace on the device tune assumes or you state',
     create: (trace, _profile, capacity, device) => {
-      const best = tunedMaxSplit(trace);
-      const settings =
-        best === null ? DEFAULT_SETTINGS : { ...DEFAULT_SETTINGS, maxSplitSize: best };
-      const config = formatAllocConf(settings);
-      return poolInstance(
-        settings,
-        trace,
-        capacity,
-        device,
-        best === null ? 'defaults best' : config,
-      );
+      const tuning = tuningOf(trace, tuneOptionsOf(device));
+      const run = recommendedRun(tuning);
+      const note =
+        run.config === ''
+          ? `defaults best of ${tuning.tried.length} tried`
+          : formatAllocConf(run.settings);
+      return poolInstance(run.settings, trace, capacity, device, note);
     },
   },
 ];

@@ -13,7 +13,14 @@ import { measureRow, type RowResult } from './measure';
 import { oomProbes, recordedDevice } from './oom-probes';
 import { type DeviceModel, poolInstance } from './pool-instance';
 import { type OomFigures, oomFigures, postMortem } from './post-mortem';
-import { beginReplay, type LabRow, profileOf } from './registry';
+import {
+  beginReplay,
+  type LabRow,
+  profileOf,
+  TUNED_ROW,
+  tuneOptionsOf,
+  tuningOf,
+} from './registry';
 import { type RecordedReleases, recordedReleases } from './releases';
 import { type Explanation, explainWorkload } from './report/explain';
 import { runPool, type TuneResult } from './tune';
@@ -250,7 +257,7 @@ export function runWorkloads(
       rows: results,
       explain: explainWorkload(trace, results, {
         ...(input.recordedRow !== undefined ? { recordedRow: input.recordedRow } : {}),
-        ...(input.tuning ? { tuning: input.tuning } : {}),
+        ...tuningFor(input, rows, device),
         ...(figures?.peakReservedBytes !== undefined
           ? { recordedPeakReservedBytes: figures.peakReservedBytes }
           : {}),
@@ -272,6 +279,20 @@ function withRecordedOoms(
     return row;
   const probed = runPool(trace, parseAllocConf(row.config), device);
   return { ...row, recordedOomsFailed: Math.max(0, probed.failures - row.failures) };
+}
+
+/**
+ * The tuner's search for a workload's advice: the input's, else the one its caching-tuned row
+ * replayed (already searched: one answer for the row and the advice).
+ */
+function tuningFor(
+  input: WorkloadInput,
+  rows: readonly LabRow[],
+  device: DeviceModel | undefined,
+): { tuning?: TuneResult } {
+  if (input.tuning !== undefined) return { tuning: input.tuning };
+  if (!rows.some((row) => row.name === TUNED_ROW)) return {};
+  return { tuning: tuningOf(input.trace, tuneOptionsOf(recordedDevice(input.trace, device))) };
 }
 
 /**

@@ -3,6 +3,7 @@
  */
 import type { OomFigures } from './post-mortem';
 import { postMortemLines } from './post-mortem-text';
+import { TUNED_ROW } from './registry';
 import type { Fidelity, LabResults, WorkloadResult } from './run';
 import { formatBytes, formatColumns, formatCount, formatPercent, formatRatio } from './units';
 
@@ -103,6 +104,8 @@ export function formatWorkload(workload: WorkloadResult): string {
     if (t.fidelity) lines.push(...fidelityLines(t.fidelity));
     for (const oom of t.recordedOoms ?? []) lines.push(...oomLines(oom));
   }
+  const advice = workload.explain?.diagnosis.advice;
+  if (advice !== undefined) lines.push('', `  ${advice}`);
   lines.push(...holderLines(workload));
   const failed = workload.rows.filter((row) => row.failures > 0);
   for (const row of failed) {
@@ -227,6 +230,11 @@ export function formatResults(results: LabResults, reportPath: string | null): s
     'peak reserved: the high-water mark for ranges (first/best/good fit, buddy, slab+best-fit), ' +
       'bytes held from the source for the caching pools; ratio = peak reserved / peak live.',
   );
+  if (results.workloads.some((w) => w.rows.some((row) => row.allocator === TUNED_ROW))) {
+    footer.push(
+      `${TUNED_ROW}: the setting allot-lab tune recommends for the trace (in brackets), the one the recommendation names.`,
+    );
+  }
   if (results.targets.length > 0) {
     footer.push('');
     footer.push('Targets');

@@ -2,7 +2,7 @@ import { DEFAULT_SETTINGS, formatAllocConf } from '@allot/caching';
 import { inferenceServing } from '@allot/workloads';
 import { describe, expect, it } from 'vitest';
 import { EXPANDABLE_SETTINGS } from './pool-instance';
-import { ASSUMED_MEMORY, deviceOf, recommend, runPool, tune, tunedMaxSplit } from './tune';
+import { ASSUMED_MEMORY, deviceOf, recommend, runPool, tune } from './tune';
 
 const GIB = 2 ** 30;
 
@@ -59,11 +59,6 @@ describe('tune', () => {
   it('counts failures when the memory stated is too small', () => {
     const result = tune(trace, { memory: 2 ** 24 });
     expect(result.best.failures).toBeGreaterThan(0);
-  });
-
-  it('caches the max_split_size_mb search per trace', () => {
-    const first = tunedMaxSplit(trace);
-    expect(tunedMaxSplit(trace)).toBe(first);
   });
 });
 

@@ -102,27 +102,6 @@ export const ROUNDUP_DIVISIONS = [0, 2, 4, 8, 16] as const;
 /** Values of `garbage_collection_threshold` the searches try under a fraction (0: off). */
 export const GARBAGE_COLLECTION_THRESHOLDS = [0, 0.5, 0.7, 0.9] as const;
 
-const tunedCache = new WeakMap<Trace, number | null>();
-
-/**
- * The `max_split_size` (bytes) with the lowest peak reserved on `trace` (no failures, no device
- * limit), or `null` when no value beats PyTorch's default (no limit). Cached per trace.
- */
-export function tunedMaxSplit(trace: Trace): number | null {
-  if (tunedCache.has(trace)) return tunedCache.get(trace)!;
-  let best = runPool(trace, DEFAULT_SETTINGS);
-  let bestValue: number | null = null;
-  for (const mb of MAX_SPLIT_VALUES_MB) {
-    const run = runPool(trace, { ...DEFAULT_SETTINGS, maxSplitSize: mb * MIB });
-    if (better(run, best)) {
-      best = run;
-      bestValue = mb * MIB;
-    }
-  }
-  tunedCache.set(trace, bestValue);
-  return bestValue;
-}
-
 /** Fewer failures first, then lower peak reserved. */
 function better(a: PoolRun, b: PoolRun): boolean {
   if (a.failures !== b.failures) return a.failures < b.failures;

@@ -118,7 +118,13 @@ describe.skipIf(!hasChromium)('the HTML report in headless Chromium', () => {
     const dir = mkdtempSync(join(tmpdir(), 'allot-lab-frames-'));
     writeFileSync(join(dir, 'frames.json'), JSON.stringify(snapshotWithFrames()));
     const status = await lab(
-      ['replay', 'frames.json', '--allocators', 'best-fit,caching,caching-tuned', '--quiet'],
+      [
+        'replay',
+        'frames.json',
+        '--allocators',
+        'first-fit,best-fit,caching,caching-tuned',
+        '--quiet',
+      ],
       { stdout: new Sink(), stderr: new Sink(), cwd: dir },
     );
     expect(status).toBe(0);
@@ -127,13 +133,17 @@ describe.skipIf(!hasChromium)('the HTML report in headless Chromium', () => {
     const figures = (await tab.evaluate(FIGURES)) as Figures;
     expect(figures.charts).toHaveLength(2);
     expect(figures.timelines).toHaveLength(1);
-    expect(figures.layouts).toHaveLength(3);
+    expect(figures.layouts).toHaveLength(4);
     for (const canvas of [...figures.charts, ...figures.timelines, ...figures.layouts]) {
       expect(canvas.inked).toBeGreaterThan(100);
     }
     expect(figures.legend).toContain('PyTorch reserved (recorded)');
-    expect(figures.legend).toContain('caching-tuned (= caching) reserved');
-    expect(figures.same).toEqual(['= caching']);
+    // The tuned row names its setting, as the table does: the one the action recommends.
+    expect(figures.legend).toContain('caching-tuned (expandable_segments:True) reserved');
+    expect(figures.diagnosis).toMatch(
+      /Action: Set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True /,
+    );
+    expect(figures.same).toEqual(['= first-fit']);
     expect(figures.diagnosis).toMatch(/Action:/);
     expect(figures.diagnosis).toMatch(/free but fragmented/);
     expect(figures.diagnosis).toMatch(/PYTORCH_CUDA_ALLOC_CONF/);

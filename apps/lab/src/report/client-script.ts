@@ -164,7 +164,10 @@ export const CLIENT_SCRIPT = `
   function gridX(workload) {
     return useTime(workload) ? workload.explain.gridSeconds : workload.explain.gridEvents;
   }
-  function rowName(row) { return row.sameAs ? row.allocator + ' (= ' + row.sameAs + ')' : row.allocator; }
+  /** A row as the table names it (with its note: the tuned row's setting), and whose lines it shares. */
+  function rowName(row) {
+    return row.allocator + (row.note ? ' (' + row.note + ')' : '') + (row.sameAs ? ' (= ' + row.sameAs + ')' : '');
+  }
 
   function drawMemory(section, workload) {
     var tables = [], lines = [];

@@ -85,8 +85,14 @@ describe('explainWorkload', () => {
   });
 
   it('marks rows with identical results', () => {
-    // caching-tuned keeps the defaults here: the same figures as caching.
-    expect(identicalRows(result)).toEqual([null, null, 'caching']);
+    // caching-tuned recommends expandable segments here: not the figures of caching.
+    expect(identicalRows(result)).toEqual([null, null, null]);
+    const [same] = runWorkloads(
+      [{ id: 'frames', title: 'frames', description: 'd', trace: fixture() }],
+      [findRow('first-fit')!, findRow('best-fit')!],
+      null,
+    );
+    expect(identicalRows(same!)).toEqual([null, 'first-fit']);
     const html = renderReport({
       tool: 'allot-lab',
       version: 1,
@@ -96,7 +102,7 @@ describe('explainWorkload', () => {
       platform: 'test',
       seed: null,
       capacity: null,
-      workloads: [result],
+      workloads: [result, same!],
       targets: [],
       failures: 0,
     });

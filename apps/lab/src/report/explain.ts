@@ -13,6 +13,7 @@
  */
 import { EventKind, type Trace } from '@allot/workloads';
 import { type LayoutView, peakEventIndex, type RowResult } from '../measure';
+import { recommendedRun, searchedKnobs } from '../registry';
 import { describeDevice, type TuneResult } from '../tune';
 import { formatBytes, formatCount, formatPercent, formatRatio } from '../units';
 import { frameText, type Holder, holdersOf } from './holders';
@@ -69,6 +70,8 @@ export interface Advice {
   /** The device the search ran on, and where its figures came from. */
   readonly device: string;
   readonly settingsTried: number;
+  /** The knobs the search tried, in words. */
+  readonly searched: string;
   /** Set when most of the saving comes from the device figures (it shrinks without a limit). */
   readonly deviceDependent?: string;
 }
@@ -134,7 +137,7 @@ export interface ExplainOptions {
 /** The advice of a tuning run. */
 export function adviceOf(result: TuneResult): Advice {
   const { fraction, origin } = describeDevice(result);
-  const better = result.best.config !== '' && result.savingBytes > 0;
+  const better = recommendedRun(result) !== result.defaults;
   return {
     config: better ? result.best.config : '',
     peakReservedBytes: better ? result.best.peakReservedBytes : result.defaults.peakReservedBytes,
@@ -143,6 +146,7 @@ export function adviceOf(result: TuneResult): Advice {
     savingFraction: better ? result.savingFraction : 0,
     device: `${formatBytes(result.device.memory)} GPU, ${fraction} (${origin})`,
     settingsTried: result.tried.length,
+    searched: searchedKnobs(result.device.fraction !== null),
     ...(better && result.unlimitedSavingBytes < result.savingBytes / 2
       ? {
           deviceDependent: `this saving comes from the device figures: without a memory limit it is ${formatBytes(result.unlimitedSavingBytes)}`,
@@ -450,10 +454,11 @@ function diagnose(
     adviceText =
       advice.config === ''
         ? `PyTorch's defaults are the best of ${advice.settingsTried} settings the tuner tried: keep PYTORCH_CUDA_ALLOC_CONF unset ` +
-          `(predicted peak reserved ${formatBytes(advice.defaultsPeakReservedBytes)}). Device: ${advice.device}.`
+          `(predicted peak reserved ${formatBytes(advice.defaultsPeakReservedBytes)}). Searched: ${advice.searched}. Device: ${advice.device}.`
         : `Recommended: PYTORCH_CUDA_ALLOC_CONF=${advice.config}, predicted peak reserved ${formatBytes(advice.peakReservedBytes)} ` +
           `instead of ${formatBytes(advice.defaultsPeakReservedBytes)} with the defaults, ${formatBytes(advice.savingBytes)} saved ` +
-          `(${formatPercent(advice.savingFraction)}), the best of ${advice.settingsTried} settings tried. Device: ${advice.device}` +
+          `(${formatPercent(advice.savingFraction)}), the best of ${advice.settingsTried} settings tried. Searched: ${advice.searched}. ` +
+          `Device: ${advice.device}` +
           (advice.deviceDependent !== undefined ? `; ${advice.deviceDependent}.` : '.');
   }
 

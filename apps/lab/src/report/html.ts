@@ -14,6 +14,7 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type { OomFigures } from '../post-mortem';
+import { searchedKnobs, TUNED_ROW } from '../registry';
 import type { LabResults, WorkloadResult } from '../run';
 import { oomLines, TABLE_HEADER, tableRows } from '../tables';
 import { formatBytes, formatCount, formatPercent } from '../units';
@@ -113,6 +114,7 @@ function workloadData(workload: WorkloadResult, same: readonly (string | null)[]
     rows: workload.rows.map((row, r) => ({
       sameAs: same[r],
       allocator: row.allocator,
+      ...(row.note ? { note: row.note } : {}),
       ...(row.segments
         ? {
             segments: {
@@ -336,6 +338,14 @@ table.peak-table td { text-align: right; } table.peak-table td.frame { text-alig
 .timeline canvas { border: 1px solid #ccc; }
 `;
 
+/** What the caching-tuned row is, when a workload has one. */
+function tunedNote(results: LabResults): string {
+  const tuned = results.workloads.some((w) => w.rows.some((row) => row.allocator === TUNED_ROW));
+  return tuned
+    ? `<p class="small">${TUNED_ROW}: the setting <code>allot-lab tune</code> recommends for the trace, named in brackets, the one the action names; the tuner searches ${escapeHtml(searchedKnobs(false))}, and garbage_collection_threshold under a per-process memory fraction.</p>`
+    : '';
+}
+
 /** The report page. */
 export function renderReport(results: LabResults): string {
   const { script, style } = uplotAssets();
@@ -403,6 +413,7 @@ Ranges are shown up to their high-water mark at that moment.</p>
 <p class="muted small"><code>${escapeHtml(results.command)}</code> · ${escapeHtml(results.createdAt)} · Node ${escapeHtml(results.node)} on ${escapeHtml(results.platform)}${results.capacity !== null ? ` · capacity ${escapeHtml(formatBytes(results.capacity))}` : ''}</p>
 ${axisToggle}
 <p class="small">Peak reserved is the high-water mark for ranges (first, best and good fit, buddy, slab + best fit: the capacity a range must offer) and the bytes held from the memory source for the caching pools. Ratio = peak reserved / peak live. External fragmentation = 1 − largest free block / total free bytes, at the event of peak live bytes. Segments (caching pools): the segments allocated in the recording's window, PyTorch's cudaMalloc calls (+n grown: an expandable segment mapped further), as PyTorch's own row counts them; the segments of a recording's starting state, which the caching rows restore before the first event, are not counted there; the layouts at the peak show them too.</p>
+${tunedNote(results)}
 ${sections}
 ${targets}
 <div id="lab-tooltip" role="tooltip"></div>
