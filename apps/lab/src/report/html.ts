@@ -312,6 +312,7 @@ h3 { font-size: 15px; margin: 18px 0 6px; }
 table { border-collapse: collapse; margin: 8px 0; font-variant-numeric: tabular-nums; }
 th, td { padding: 3px 10px; border-bottom: 1px solid #e5e5e5; text-align: right; white-space: nowrap; }
 th:first-child, tbody th { text-align: left; font-weight: 500; }
+tbody th { white-space: normal; min-width: 9em; max-width: 22em; }
 thead th { font-weight: 600; border-bottom: 2px solid #bbb; }
 tr.best th, tr.best td { background: #eef7ee; } tr.failed th, tr.failed td { background: #fdecea; }
 .chart { margin: 10px 0 18px; }
