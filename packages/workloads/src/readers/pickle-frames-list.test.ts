@@ -15,7 +15,7 @@ import { TraceFormatError } from '../errors';
 import { torchSnapshotChunks } from '../generators/torch-snapshot';
 import type { Trace } from '../trace';
 import type { MachineLimits } from './pickle-machine';
-import { withoutFramesFastPath } from './pickle-machine';
+import { withoutFastPaths } from './pickle-machine';
 import { SnapshotStream } from './snapshot-stream';
 import { snapshotTraces } from './torch-snapshot';
 
@@ -219,7 +219,7 @@ class Writer {
 
 function both(bytes: Uint8Array, chunks: readonly number[] = [1 << 30]) {
   const fast = outcome(bytes, chunks);
-  expect(withoutFramesFastPath(() => outcome(bytes, chunks))).toEqual(fast);
+  expect(withoutFastPaths(() => outcome(bytes, chunks))).toEqual(fast);
   return fast;
 }
 
@@ -229,7 +229,7 @@ describe('the frames-list fast path', () => {
       fc.property(snapshots, damage, cuts, limits, (options, changes, chunks, most) => {
         const bytes = damaged(generated(options), changes);
         const fast = outcome(bytes, chunks, most);
-        expect(withoutFramesFastPath(() => outcome(bytes, chunks, most))).toEqual(fast);
+        expect(withoutFastPaths(() => outcome(bytes, chunks, most))).toEqual(fast);
       }),
       { ...parameters, numRuns: Math.ceil((parameters.numRuns ?? 200) / 2) },
     );
@@ -249,6 +249,23 @@ describe('the frames-list fast path', () => {
             : generated({ events: 150, depth, sharedFrames, sharedStrings, seed });
           expect(both(other, [depth * 97]).error).toBeUndefined();
         }
+      }
+    }
+  });
+
+  it('fails where the opcodes one by one fail, under every limit', () => {
+    const bytes = generated({ events: 60, depth: 5, sharedFrames: 0.7, seed: 5 });
+    const sweeps: [keyof MachineLimits, number, number, number][] = [
+      ['maxItems', 2, 1500, 3],
+      ['maxMemo', 20, 3000, 11],
+      ['maxMemoStringBytes', 20, 3000, 11],
+    ];
+    for (const [limit, from, to, step] of sweeps) {
+      for (let most = from; most < to; most += step) {
+        const fast = outcome(bytes, [bytes.length], { [limit]: most });
+        expect(withoutFastPaths(() => outcome(bytes, [bytes.length], { [limit]: most }))).toEqual(
+          fast,
+        );
       }
     }
   });

@@ -61,8 +61,10 @@ export function framesList(): FramesList {
 }
 
 /**
- * Decodes the list at `p` (its `EMPTY_LIST`) into `out`; returns where the opcode after its
- * `APPENDS` starts, or -1 when the bytes are not that shape (see the module comment).
+ * Decodes the list at `p` (its `EMPTY_LIST`) into `out`, its MEMOIZE storing at `base` (the
+ * memo's next slot, or past those of a dict around it that are not stored yet, which it may not
+ * refer to); returns where the opcode after its `APPENDS` starts, or -1 when the bytes are not
+ * that shape (see the module comment).
  */
 export function readFramesList(
   buf: Uint8Array,
@@ -72,9 +74,9 @@ export function readFramesList(
   memo: Memo,
   hooks: FrameHooks,
   out: FramesList,
+  base = memo.next,
 ): number {
   if (p + 3 > end || buf[p + 1] !== 0x94 || buf[p + 2] !== 0x28) return -1;
-  const base = memo.next;
   const ids = out.ids;
   const slots = out.slots;
   const strings = out.strings;
@@ -103,7 +105,7 @@ export function readFramesList(
       }
     } else if (op === 0x7d) {
       // A dict seen before is known by its key; else it is decoded, and its frame looked up.
-      const keyed = cache.keyOf(buf, view, q, end, base);
+      const keyed = cache.keyOf(buf, view, q, end, memo.next);
       id = keyed >= 0 ? cache.find(memo) : -1;
       if (id >= 0) {
         slots[count - 1] = id;

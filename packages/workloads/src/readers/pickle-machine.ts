@@ -19,13 +19,14 @@
  * simply run again when its bytes are there. Errors are {@link TraceFormatError}s with the byte
  * offset of the opcode at fault. Opcodes that would run Python code are refused.
  *
- * Two fast paths read, in one step, the shapes a snapshot with stacks is made of, when the hooks
- * intern frames: a frame dict written anew (`pickle-small-dict.ts`) and a whole `frames` list
- * (`pickle-frames-list.ts`). Each decodes its bytes without changing anything, and commits only
+ * Fast paths read, in one step, the shapes a snapshot is made of: a dict of scalars and strings (a
+ * trace entry, `pickle-flat-dict.ts`) and, when the hooks intern frames, a frame dict written anew
+ * (`pickle-small-dict.ts`) and a whole `frames` list (`pickle-frames-list.ts`). Each decodes its bytes without changing anything, and commits only
  * what the opcodes one by one would have left; any other shape, a cut buffer or a limit in reach
  * sends the same bytes down the ordinary opcodes.
  */
 
+import { type FlatDict, flatDict, readFlatDict } from './pickle-flat-dict';
 import { type FramesList, framesList, readFramesList } from './pickle-frames-list';
 import { FORGOTTEN } from './pickle-memo';
 import { readSmallDict, type SmallDict, smallDict } from './pickle-small-dict';
@@ -50,19 +51,19 @@ export {
   plainValue,
 } from './pickle-stream-values';
 
-/** Whether machines made now take the frames-list fast path (see {@link withoutFramesFastPath}). */
-let framesFastPath = true;
+/** Whether machines made now take the fast paths for lists and dicts (see {@link withoutFastPaths}). */
+let fastPaths = true;
 
 /**
- * Runs `fn` with the frames-list fast path off in the machines it makes: for the tests that check
- * that the fast path changes no result.
+ * Runs `fn` with the frames-list and flat-dict fast paths off in the machines it makes: for the
+ * tests that check that they change no result.
  */
-export function withoutFramesFastPath<T>(fn: () => T): T {
-  framesFastPath = false;
+export function withoutFastPaths<T>(fn: () => T): T {
+  fastPaths = false;
   try {
     return fn();
   } finally {
-    framesFastPath = true;
+    fastPaths = true;
   }
 }
 
@@ -83,11 +84,15 @@ export class PickleMachine extends PickleState {
   private readonly small: SmallDict | null;
   /** The frames-list fast path's scratch, when the hooks intern frames. */
   private readonly framesList: FramesList | null;
+  /** The flat-dict fast path's scratch. */
+  private readonly flat: FlatDict | null;
 
   constructor(name: string, hooks: MachineHooks, limits?: MachineLimits) {
     super(name, hooks, limits);
     this.small = hooks.smallDict !== undefined ? smallDict() : null;
-    this.framesList = hooks.frames !== undefined && framesFastPath ? framesList() : null;
+    const frames = framesList();
+    this.framesList = hooks.frames !== undefined && fastPaths ? frames : null;
+    this.flat = fastPaths ? flatDict(frames) : null;
   }
 
   /** Whether STOP was read. */
@@ -137,6 +142,8 @@ export class PickleMachine extends PickleState {
     const most = this.limits.maxItems;
     const small = this.small;
     const frames = this.framesList;
+    const flat = this.flat;
+    const frameHooks = this.hooks.frames ?? null;
     try {
       while (p < end && !this.done) {
         // The opcodes that make most of a snapshot's bytes, inline: a memo reference (a shared
@@ -158,14 +165,23 @@ export class PickleMachine extends PickleState {
           stack.push(buf[p + 1]!);
           p += 2;
           continue;
-        } else if (op === 0x7d && small !== null) {
-          const next = readSmallDict(buf, this.view, p, end, memo, small);
-          if (next >= 0 && this.commitSmallDict(small)) {
-            p = next;
-            continue;
+        } else if (op === 0x7d) {
+          if (flat !== null) {
+            const next = readFlatDict(buf, this.view, p, end, memo, frameHooks, flat);
+            if (next >= 0 && this.commitFlatDict(flat)) {
+              p = next;
+              continue;
+            }
+          }
+          if (small !== null) {
+            const next = readSmallDict(buf, this.view, p, end, memo, small);
+            if (next >= 0 && this.commitSmallDict(small)) {
+              p = next;
+              continue;
+            }
           }
         } else if (op === 0x5d && frames !== null) {
-          const next = readFramesList(buf, this.view, p, end, memo, this.hooks.frames!, frames);
+          const next = readFramesList(buf, this.view, p, end, memo, frameHooks!, frames);
           if (next >= 0 && this.commitFramesList(frames)) {
             p = next;
             continue;

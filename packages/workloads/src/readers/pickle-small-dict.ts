@@ -15,7 +15,7 @@
  */
 import type { Memo } from './pickle-memo';
 import { FORGOTTEN } from './pickle-memo';
-import { decodeUtf8 } from './pickle-stream-values';
+import { decodeUtf8, intAt, intWidth } from './pickle-stream-values';
 
 /** Most key/value pairs the fast path takes. */
 export const SMALL_DICT_PAIRS = 3;
@@ -93,18 +93,11 @@ export function readSmallDict(
       else if (pending !== null && slot - top < pending.count) value = pending.strings[slot - top];
       if (value === undefined || value === FORGOTTEN || typeof value === 'object') return -1;
       q += wide ? 5 : 2;
-    } else if (op === 0x4b) {
-      if (q + 2 > end) return -1;
-      value = buf[q + 1]!;
-      q += 2;
-    } else if (op === 0x4d) {
-      if (q + 3 > end) return -1;
-      value = buf[q + 1]! | (buf[q + 2]! << 8);
-      q += 3;
-    } else if (op === 0x4a) {
-      if (q + 5 > end) return -1;
-      value = view.getInt32(q + 1, true);
-      q += 5;
+    } else if (intWidth(op) > 0) {
+      const width = intWidth(op);
+      if (q + 1 + width > end) return -1;
+      value = intAt(buf, view, q, width);
+      q += 1 + width;
     } else if (op === 0x8c && (n & 1) === 1) {
       // A short string value, memoized after it.
       if (q + 2 > end) return -1;

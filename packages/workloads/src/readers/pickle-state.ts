@@ -4,6 +4,7 @@
  * and the chunks are {@link PickleMachine}'s.
  */
 import { TraceFormatError } from '../errors';
+import { EMPTY_LIST, type FlatDict } from './pickle-flat-dict';
 import type { FramesList } from './pickle-frames-list';
 import { FORGOTTEN, Memo } from './pickle-memo';
 import type { SmallDict } from './pickle-small-dict';
@@ -301,35 +302,86 @@ export class PickleState {
    * frame ids standing for its items. Returns whether it did; when not, nothing changed.
    */
   protected commitFramesList(read: FramesList): boolean {
-    const hooks = this.hooks.frames!;
     const limits = this.limits;
     const n = read.n;
-    const index = read.base;
-    const slots = read.count;
     if (
       this.stack.length + n + 1 > limits.maxItems ||
       this.marks.length >= limits.maxItems ||
       this.items + n > limits.maxItems ||
-      index !== this.memo.next ||
-      index + slots > limits.maxMemo ||
-      this.memo.count + slots > limits.maxMemo ||
-      this.memoStringBytes + read.stringBytes > limits.maxMemoStringBytes
+      read.base !== this.memo.next ||
+      !this.memoFits(read.count, read.stringBytes)
     ) {
       return false;
     }
+    this.stack.push(this.buildFramesList(read));
+    return true;
+  }
+
+  /**
+   * Commits the dict at the opcode being run (see `pickle-flat-dict.ts`), when the limits leave
+   * room for all the opcodes would hold: its memo slots, its lists, then the dict, pushed. Returns
+   * whether it did; when not, nothing changed.
+   */
+  protected commitFlatDict(read: FlatDict): boolean {
+    const limits = this.limits;
+    const n = read.n;
+    const list = read.framesAt >= 0 ? read.frames : null;
+    const items = list === null ? 0 : list.n;
+    if (
+      this.stack.length + n + items + 2 > limits.maxItems ||
+      this.marks.length + 2 > limits.maxItems ||
+      this.items + n + items > limits.maxItems ||
+      !this.memoFits(read.count, read.stringBytes + (list === null ? 0 : list.stringBytes))
+    ) {
+      return false;
+    }
+    const dict = new PDict(read.pairs.slice(0, n));
+    const pairs = dict.pairs;
+    this.memoPut(this.memo.next, dict);
+    for (let k = 1; k < read.logs; k++) {
+      const kind = read.kinds[k]!;
+      if (kind === 0) {
+        this.memoPut(this.memo.next, read.strings[k]);
+      } else if (kind === EMPTY_LIST) {
+        const empty = new PList();
+        this.memoPut(this.memo.next, empty);
+        pairs[read.listPair[k]!] = empty;
+      } else {
+        pairs[read.framesAt] = this.buildFramesList(list!);
+      }
+    }
+    this.items += n;
+    this.stack.push(dict);
+    return true;
+  }
+
+  /** Whether `slots` more memo slots, strings of `stringBytes` characters among them, fit. */
+  private memoFits(slots: number, stringBytes: number): boolean {
+    const limits = this.limits;
+    return (
+      this.memo.next + slots <= limits.maxMemo &&
+      this.memo.count + slots <= limits.maxMemo &&
+      this.memoStringBytes + stringBytes <= limits.maxMemoStringBytes
+    );
+  }
+
+  /** The frames list `read`, its memo slots stored (from the memo's next one, its `base`). */
+  private buildFramesList(read: FramesList): PList {
+    const hooks = this.hooks.frames!;
+    const n = read.n;
+    const index = read.base;
     const ids = new Array<number>(n);
     for (let i = 0; i < n; i++) ids[i] = read.ids[i]!;
     const list = new PList();
     list.standFor(ids, hooks);
     this.items += n;
     this.memoPut(index, list);
-    for (let k = 1; k < slots; k++) {
+    for (let k = 1; k < read.count; k++) {
       const id = read.slots[k - 1]!;
       if (id >= 0) this.memo.putRef(index + k, hooks.refOf(id));
       else this.memoPut(index + k, read.strings[k]!);
     }
-    this.stack.push(list);
-    return true;
+    return list;
   }
 
   protected memoGet(index: number): unknown {

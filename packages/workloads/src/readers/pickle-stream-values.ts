@@ -57,10 +57,11 @@ export class PList {
 
 /** A dict of the machine: keys and values in insertion order. */
 export class PDict {
-  /** Keys and values, alternating, in insertion order. */
-  readonly pairs: unknown[] = [];
   /** Memo index of this dict, or -1. */
   memo = -1;
+
+  /** @param pairs - keys and values, alternating, in insertion order. */
+  constructor(readonly pairs: unknown[] = []) {}
 
   /** Number of keys. */
   get size(): number {
@@ -172,6 +173,20 @@ export function decodeUtf8(buf: Uint8Array, at: number, n: number): string {
     return out;
   }
   return utf8.decode(buf.subarray(at, at + n));
+}
+
+/** Bytes of the operand of `op` when it is `BININT1`, `BININT2` or `BININT`; else 0. */
+export function intWidth(op: number): number {
+  return op === 0x4b ? 1 : op === 0x4d ? 2 : op === 0x4a ? 4 : 0;
+}
+
+/** The operand of the int opcode at `q`, of `width` bytes (see {@link intWidth}). */
+export function intAt(buf: Uint8Array, view: DataView, q: number, width: number): number {
+  return width === 1
+    ? buf[q + 1]!
+    : width === 2
+      ? buf[q + 1]! | (buf[q + 2]! << 8)
+      : view.getInt32(q + 1, true);
 }
 
 /** Two's complement little-endian integer of `n` bytes at `at` (`LONG1`/`LONG4`). */
