@@ -22,7 +22,7 @@ import { isJob as isJobInput } from './job/layout';
 import { oomCommand } from './oom-command';
 import { EXIT_FAILED_ALLOCATIONS, EXIT_OK, type LabOptions, parseArguments } from './options';
 import { progressReporter } from './progress';
-import { ALL_ROWS, cachingRow, findRow, type LabRow, ROWS, tuningOf } from './registry';
+import { ALL_ROWS, cachingRow, findRow, type LabRow, ROWS, TUNED_ROW, tuningOf } from './registry';
 import { writeExports } from './report/exports';
 import { renderReport } from './report/html';
 import {
@@ -343,12 +343,14 @@ function tuneCommand(trace: Trace, options: LabOptions, io: LabIo): number {
 
 /**
  * The tuner's search for the recommendation (the report's, the terminal's, --json's, and the
- * caching-tuned row's): PyTorch traces only (it replays the trace some forty times), on the device
- * `--memory` and `--fraction` state, else the one `tune` assumes.
+ * caching-tuned row's), with its progress: PyTorch traces with a caching-tuned row only (it replays
+ * the trace some forty times), on the device `--memory` and `--fraction` state, else the one `tune`
+ * assumes.
  */
 function reportTuning(trace: Trace, options: LabOptions, io: LabIo): { tuning?: TuneResult } {
   const format = trace.meta.format;
   if (format !== 'torch-snapshot' && format !== 'torch-profiler') return {};
+  if (!options.allocators.includes(TUNED_ROW)) return {};
   const progress = progressReporter({
     quiet: options.quiet,
     stream: io.stderr as NodeJS.WriteStream,

@@ -70,3 +70,19 @@ describe('caching-tuned', () => {
     expect(await answer(['--no-report'])).toEqual(withReport);
   });
 });
+
+describe('without caching-tuned', () => {
+  it('runs no search: neither the report nor --json recommends, and both agree', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'allot-lab-untuned-'));
+    writeFileSync(join(dir, 'weights.json'), JSON.stringify(snapshotWithFrames()));
+    const answers = [];
+    for (const extra of [[], ['--no-report']]) {
+      const argv = ['replay', 'weights.json', '--allocators', 'caching', '--json', '--quiet'];
+      const result = await run([...argv, ...extra], dir);
+      expect(result.status).toBe(EXIT_OK);
+      answers.push((JSON.parse(result.stdout) as Summary).workloads[0]!.explain);
+    }
+    expect(answers[0]!.advice).toBeUndefined();
+    expect(answers[1]).toEqual(answers[0]);
+  });
+});

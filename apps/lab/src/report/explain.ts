@@ -8,7 +8,7 @@
  *        ─► block lifetimes ─► the TIMELINE_ALLOCATIONS largest drawn one by one, the rest one band
  *        ─► blocks live at the peak ─► the largest, grouped by size
  *  rows  ─► the reference row's layout at peak ─► live / fragmented / cached ─► diagnosis
- *  tune() (PyTorch traces only) ─► the recommended PYTORCH_CUDA_ALLOC_CONF and its saving
+ *  tune() (with a caching-tuned row) ─► the recommended PYTORCH_CUDA_ALLOC_CONF and its saving
  * ```
  */
 import { EventKind, type Trace } from '@allot/workloads';
