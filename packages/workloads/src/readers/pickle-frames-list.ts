@@ -99,7 +99,7 @@ export function readFramesList(
       q += wide ? 5 : 2;
       if (index < base) {
         const slot = memo.raw(index);
-        id = (slot & 1) === 1 ? hooks.frameOf(slot >>> 1) : -1;
+        id = slot > 0 && (slot & 1) === 1 ? hooks.frameOf(slot >>> 1) : -1;
       } else {
         id = index > base && index < base + count ? slots[index - base - 1]! : -1;
       }

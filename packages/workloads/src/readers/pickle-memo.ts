@@ -8,13 +8,21 @@
  *  -1           consumed (FORGOTTEN): the value was read once and dropped
  *  2k + 1       ref k: a value the hooks interned (a frame), resolved through `ref(k)`
  *  2k, k ≥ 1    objects[k]: any other value (a string, a container still being built)
+ *  -2 - t       texts[t]: a short string, kept once whatever the slots that hold it
  * ```
  *
  * `objects` slots are reused once their value is dropped, so the array holds only live values.
+ * A snapshot memoizes the same short strings again and again (an entry's `compile_context`, 'N/A',
+ * is a new string each time): each is kept once, and those the hooks name (the keys they look for)
+ * are kept as the very strings the hooks compare with, which a comparison then finds at once.
  */
 
 /** The value a consumed slot of the memo holds. */
 export const FORGOTTEN = Symbol('forgotten');
+
+/** Longest string kept once; most strings kept so. */
+const TEXT_LENGTH = 32;
+const MOST_TEXTS = 1 << 16;
 
 /** Memo slots per chunk. */
 const CHUNK_BITS = 16;
@@ -32,8 +40,16 @@ export class Memo {
   count = 0;
   /** Times a stored slot was stored again (by `put`): what a cache of slots' values checks. */
   version = 0;
+  private readonly texts: string[] = [];
+  private readonly textIds = new Map<string, number>();
 
-  constructor(private readonly ref: (id: number) => unknown) {}
+  /** @param known - strings to keep as these very strings (see the module comment). */
+  constructor(
+    private readonly ref: (id: number) => unknown,
+    known: readonly string[] = [],
+  ) {
+    for (const text of known) this.text(text);
+  }
 
   /** The value of slot `index`: undefined when never stored, {@link FORGOTTEN} when consumed. */
   get(index: number): unknown {
@@ -41,10 +57,11 @@ export class Memo {
     if (chunk === undefined) return undefined;
     const slot = chunk[index & MASK]!;
     if (slot > 0) return (slot & 1) === 1 ? this.ref(slot >>> 1) : this.objects[slot >>> 1];
+    if (slot < -1) return this.texts[-2 - slot];
     return slot === 0 ? undefined : FORGOTTEN;
   }
 
-  /** The slot's int (see the module comment): 0 when never stored. */
+  /** The slot's int (see the module comment): 0 when never stored, a ref's when positive odd. */
   raw(index: number): number {
     const chunk = this.chunks[index >>> CHUNK_BITS];
     return chunk === undefined ? 0 : chunk[index & MASK]!;
@@ -53,6 +70,13 @@ export class Memo {
   /** Stores `value` at `index`. */
   put(index: number, value: unknown): void {
     if (this.raw(index) !== 0) this.version++;
+    if (typeof value === 'string' && value.length <= TEXT_LENGTH) {
+      const t = this.text(value);
+      if (t >= 0) {
+        this.set(index, -2 - t);
+        return;
+      }
+    }
     const free = this.free;
     const at = free.length > 0 ? free.pop()! : this.objects.length;
     this.objects[at] = value;
@@ -67,6 +91,18 @@ export class Memo {
   /** Marks slot `index` consumed. */
   forget(index: number): void {
     this.set(index, -1);
+  }
+
+  /** The index of `text` in `texts`, added if new while there is room; else -1. */
+  private text(text: string): number {
+    let t = this.textIds.get(text);
+    if (t === undefined) {
+      if (this.texts.length >= MOST_TEXTS) return -1;
+      t = this.texts.length;
+      this.texts.push(text);
+      this.textIds.set(text, t);
+    }
+    return t;
   }
 
   private set(index: number, slot: number): void {

@@ -40,7 +40,7 @@ export class PickleState {
     protected readonly hooks: MachineHooks,
     readonly limits: MachineLimits = DEFAULT_MACHINE_LIMITS,
   ) {
-    this.memo = new Memo((id) => hooks.ref?.(id));
+    this.memo = new Memo((id) => hooks.ref?.(id), hooks.strings);
   }
 
   /** Throws a {@link TraceFormatError} at the current opcode. */

@@ -96,6 +96,11 @@ export interface MachineHooks {
   smallDict?(pairs: readonly unknown[], size: number, slots: Int32Array): number;
   /** The frames the hooks interned, for lists of them (see `pickle-frames-list.ts`). */
   readonly frames?: FrameHooks;
+  /**
+   * Strings the hooks compare values with (the keys they look for): the memo keeps an equal
+   * string as this very string, which a comparison then finds at once.
+   */
+  readonly strings?: readonly string[];
 }
 
 /** What the machine asks of its hooks about frames (see {@link MachineHooks.frames}). */

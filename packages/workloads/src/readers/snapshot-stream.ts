@@ -29,7 +29,7 @@ import {
   PList,
   plainValue,
 } from './pickle-machine';
-import { SnapshotColumns } from './snapshot-columns';
+import { Action, SnapshotColumns } from './snapshot-columns';
 import { FrameRef, StackRef, StackTable } from './stack-table';
 
 /** What a snapshot holds, as the trace builder needs it. */
@@ -64,6 +64,24 @@ export interface SnapshotStreamOptions {
  * segment's, whose list PyTorch shares with the allocation that caused it. A free's is dropped.
  */
 const KEEPS_STACK = new Set<unknown>(['alloc', 'oom', 'segment_alloc', 'segment_map']);
+
+/** The keys and actions the reader compares a snapshot's strings with (see `MachineHooks.strings`). */
+const KNOWN_STRINGS = [
+  'action',
+  'addr',
+  'size',
+  'stream',
+  'time_us',
+  'frames',
+  'device_free',
+  'filename',
+  'line',
+  'name',
+  'device_traces',
+  'segments',
+  'allocator_settings',
+  ...Object.keys(Action).filter((action) => action !== 'INVALID'),
+];
 
 function field(entry: unknown, key: string): unknown {
   return (entry as PDict).get(key);
@@ -100,6 +118,7 @@ export class SnapshotStream {
           find: (pairs, size, slots) => this.frameDicts.id(pairs, size, slots, false),
           item: (id) => this.stacks.refs[id],
         },
+        strings: KNOWN_STRINGS,
       },
       { ...DEFAULT_MACHINE_LIMITS, ...options.limits },
     );
