@@ -11,7 +11,6 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join, resolve } from 'node:path';
-import { type AllocatorSettings, formatAllocConf, parseAllocConf } from '@allot/caching';
 import { type Trace, trainingLoop } from '@allot/workloads';
 import { capacities } from './capacity';
 import { inFiles, reportFailure } from './failure';
@@ -22,7 +21,8 @@ import { isJob as isJobInput } from './job/layout';
 import { oomCommand } from './oom-command';
 import { EXIT_FAILED_ALLOCATIONS, EXIT_OK, type LabOptions, parseArguments } from './options';
 import { progressReporter } from './progress';
-import { ALL_ROWS, cachingRow, findRow, type LabRow, ROWS, TUNED_ROW, tuningOf } from './registry';
+import { ALL_ROWS, findRow, type LabRow, ROWS, TUNED_ROW, tuningOf } from './registry';
+import { describeTrace, replayRows } from './replay-rows';
 import { writeExports } from './report/exports';
 import { renderReport } from './report/html';
 import {
@@ -48,18 +48,6 @@ export interface LabIo {
 
 function rowsOf(options: LabOptions): LabRow[] {
   return options.allocators.map((name) => findRow(name)!);
-}
-
-function describeTrace(trace: Trace): string {
-  const meta = trace.meta;
-  const parts = [`${meta.format ?? 'trace'} file ${meta.source ?? trace.name}`];
-  if (meta.device !== undefined) parts.push(`device ${meta.device}`);
-  if (typeof meta.streams === 'number' && meta.streams > 1) parts.push(`${meta.streams} streams`);
-  if (typeof meta.durationUs === 'number')
-    parts.push(`${(meta.durationUs / 1e6).toFixed(3)} s recorded`);
-  if (typeof meta.zeroSizeAllocs === 'number' && meta.zeroSizeAllocs > 0)
-    parts.push(`${meta.zeroSizeAllocs} malloc(0) read as 1 byte`);
-  return parts.join(', ');
 }
 
 /**
@@ -97,50 +85,6 @@ async function loadFiles(
     });
   } finally {
     progress.done();
-  }
-}
-
-/**
- * The caching rows a replay adds for one trace: one per `--config`, and one with the recording's own
- * settings unless a row already has them (then that row is the recorded one).
- */
-function replayRows(
-  trace: Trace,
-  options: LabOptions,
-): { extraRows: LabRow[]; recordedRow?: string } {
-  const base = rowsOf(options);
-  const extraRows = options.configs.map((config) =>
-    cachingRow(`caching (${config.text})`, config.settings, undefined, config.text),
-  );
-  const recordedConf = trace.meta.torchAllocConf;
-  if (typeof recordedConf !== 'string') {
-    // A profiler trace, or a snapshot of PyTorch before about 2.1, records PyTorch's figures but
-    // not its settings: the defaults stand in, and the fidelity line says they were assumed.
-    const defaults = base.find((row) => row.config === '');
-    const recorded =
-      trace.meta.format === 'torch-profiler' || trace.meta.format === 'torch-snapshot';
-    return recorded && defaults ? { extraRows, recordedRow: defaults.name } : { extraRows };
-  }
-  let settings: AllocatorSettings;
-  try {
-    settings = parseAllocConf(recordedConf);
-  } catch {
-    return { extraRows }; // settings this pool cannot model: no recorded row
-  }
-  const canonical = formatAllocConf(settings);
-  const same = [...base, ...extraRows].find(
-    (row) => row.config !== undefined && canonicalOf(row.config) === canonical,
-  );
-  if (same) return { extraRows, recordedRow: same.name };
-  const row = cachingRow('caching-recorded', settings, undefined, recordedConf);
-  return { extraRows: [...extraRows, row], recordedRow: row.name };
-}
-
-function canonicalOf(config: string): string {
-  try {
-    return formatAllocConf(parseAllocConf(config));
-  } catch {
-    return config;
   }
 }
 
@@ -452,7 +396,7 @@ export async function lab(argv: readonly string[], io: LabIo): Promise<number> {
           title: trace.name,
           description: describeTrace(trace),
           trace,
-          ...replayRows(trace, options),
+          ...replayRows(trace, rowsOf(options), options.configs),
           ...reportTuning(trace, options, io),
         }));
         return runAndReport(inputs, argv, options, io);
