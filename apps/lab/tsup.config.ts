@@ -1,13 +1,22 @@
 import { libraryConfig } from '@allot/tooling/tsup';
 
-// The CLI, the worker thread of a job (dist/job-worker.js, which the CLI finds beside itself), and
-// the strategy table the benchmarks share (with its declarations).
+// The CLI, the worker thread of a job (dist/job-worker.js, which the CLI finds beside itself), the
+// strategy table the benchmarks share, the lab without Node.js for the web app (engine), and the
+// report page from a run's results (report), each with its declarations.
 export default libraryConfig({
   entry: {
     cli: 'src/cli.ts',
     'job-worker': 'src/job/worker.ts',
     strategies: 'src/strategies.ts',
+    engine: 'src/engine.ts',
+    report: 'src/report-page.ts',
   },
   format: ['esm'],
-  dts: { entry: { strategies: 'src/strategies.ts' } },
+  dts: {
+    entry: {
+      strategies: 'src/strategies.ts',
+      engine: 'src/engine.ts',
+      report: 'src/report-page.ts',
+    },
+  },
 });

@@ -180,15 +180,26 @@ function torchFigures(meta: Trace['meta']): TorchFigures | undefined {
   return figures as TorchFigures;
 }
 
-/** Measures every row on every workload (`skipTiming`: no ns/event, as a job's rank reports). */
+/**
+ * Answers for a row on a trace: `measure()` measures it; a memo may give back what it kept from an
+ * earlier call with the same row, trace and device instead (the web app's what-if replays only the
+ * row whose settings changed).
+ */
+export type RowMemo = (trace: Trace, row: LabRow, measure: () => RowResult) => RowResult;
+
+/**
+ * Measures every row on every workload (`skipTiming`: no ns/event, as a job's rank reports; `memo`:
+ * see {@link RowMemo}).
+ */
 export function runWorkloads(
   inputs: readonly WorkloadInput[],
   rows: readonly LabRow[],
   capacity: number | null,
   progress?: Progress,
   device?: DeviceModel,
-  measure: { readonly skipTiming?: boolean } = {},
+  measure: { readonly skipTiming?: boolean; readonly memo?: RowMemo } = {},
 ): WorkloadResult[] {
+  const { memo, ...timing } = measure;
   let total = 0;
   for (const input of inputs) total += rows.length + (input.extraRows?.length ?? 0);
   let done = 0;
@@ -200,11 +211,16 @@ export function runWorkloads(
     for (const row of [...rows, ...(input.extraRows ?? [])]) {
       progress?.(done, total, `${input.id} × ${row.name}`);
       const rowDevice = recordedDevice(trace, device);
-      const result = measureRow(trace, row, profile, capacity, {
-        ...measure,
-        ...(rowDevice ? { device: rowDevice } : {}),
-      });
-      results.push(withRecordedOoms(trace, result, rowDevice));
+      const measured = () =>
+        withRecordedOoms(
+          trace,
+          measureRow(trace, row, profile, capacity, {
+            ...timing,
+            ...(rowDevice ? { device: rowDevice } : {}),
+          }),
+          rowDevice,
+        );
+      results.push(memo ? memo(trace, row, measured) : measured());
       done++;
     }
     const figures = torchFigures(trace.meta);

@@ -148,8 +148,8 @@ export interface TuneOptions {
   readonly memory?: number;
   /** The per-process memory fraction. @defaultValue none (PyTorch's default) */
   readonly fraction?: number;
-  /** Called after each evaluated setting. */
-  readonly onProgress?: (evaluated: number, config: string) => void;
+  /** Called after each evaluated setting, with its run. */
+  readonly onProgress?: (evaluated: number, config: string, run: PoolRun) => void;
 }
 
 /** What the search found. */
@@ -226,7 +226,7 @@ export function tune(trace: Trace, options: TuneOptions = {}): TuneResult {
       run = runPool(trace, settings, device);
       cache.set(config, run);
       tried.push(run);
-      options.onProgress?.(tried.length, config);
+      options.onProgress?.(tried.length, config, run);
     }
     return run;
   };

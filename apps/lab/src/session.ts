@@ -1,0 +1,246 @@
+/**
+ * The lab kept open on a few traces: what the web app's worker runs. Traces are read once from
+ * streams of bytes (a browser `File`, a fetch body) and kept; each what-if (a
+ * `PYTORCH_CUDA_ALLOC_CONF`, the card's memory and per-process fraction) replays them as
+ * `allot-lab replay FILE --config CONF --memory M --fraction F` would, with the caching rows, the
+ * row of the recording's own settings and a row for the what-if, and answers with the results the
+ * report draws. A row already measured under the same device is not measured again, so a new
+ * setting costs one row's replay per trace.
+ *
+ * ```
+ *  chunks ─► readTraces (streamTraces, gunzip by DecompressionStream) ─► add()
+ *  what-if ─► rows: caching, caching-expandable, the recorded row, caching (CONF) ─► runWorkloads
+ *           (memo: rows kept per trace and device; no timing) ─► LabResults + a summary per trace
+ * ```
+ */
+import { formatAllocConf, parseAllocConf } from '@allot/caching';
+import { type ReadProgress, streamTraces, type Trace, webGunzip } from '@allot/workloads';
+import type { RowResult } from './measure';
+import { cachingRow, type LabRow, ROWS } from './registry';
+import { canonicalOf, describeTrace, replayRows } from './replay-rows';
+import { countFailures, type LabResults, runWorkloads, type WorkloadResult } from './run';
+import type { TuneResult } from './tune';
+
+/** A setting and a device to replay the traces under. */
+export interface WhatIf {
+  /** The `PYTORCH_CUDA_ALLOC_CONF` of the what-if row. */
+  readonly config: string;
+  /** The GPU's memory in bytes (`--memory`), or null when not stated. */
+  readonly memory: number | null;
+  /** The per-process memory fraction (`--fraction`), or null for none; needs `memory`. */
+  readonly fraction: number | null;
+}
+
+/** One row of a replay, in brief. */
+export interface RowBrief {
+  readonly allocator: string;
+  /** Its canonical `PYTORCH_CUDA_ALLOC_CONF`. */
+  readonly config: string;
+  readonly peakReservedBytes: number;
+  readonly failures: number;
+  /** Segment allocations (and maps of expandable segments) in the window. */
+  readonly segmentCalls: number;
+}
+
+/** What the page shows of one trace beside the report: the what-if against the recording. */
+export interface TraceBrief {
+  readonly id: string;
+  readonly title: string;
+  readonly events: number;
+  readonly peakLiveBytes: number;
+  /** The recording's own settings, or null when it does not state them. */
+  readonly recordedConfig: string | null;
+  /** PyTorch's own peak reserved bytes in the recording, when it states them. */
+  readonly recordedPeakReservedBytes: number | null;
+  /** The row with the recording's settings (PyTorch's defaults where it states none). */
+  readonly recorded: RowBrief | null;
+  /** The row with the what-if's settings (the recorded row when they are the same). */
+  readonly whatIf: RowBrief;
+  readonly rows: readonly RowBrief[];
+}
+
+/** The answer to a what-if. */
+export interface SessionReplay {
+  readonly results: LabResults;
+  readonly traces: readonly TraceBrief[];
+  /** The command line that gives the same figures. */
+  readonly command: string;
+}
+
+/** Options of {@link readTraces}. */
+export interface ReadTracesOptions {
+  /** The file's name, for the traces and for errors. */
+  readonly name: string;
+  /** Its length in bytes, for progress. */
+  readonly totalBytes?: number | null;
+  readonly onProgress?: (progress: ReadProgress) => void;
+}
+
+/**
+ * Every trace in a stream of bytes, read as `allot-lab replay` reads a file with no option: a
+ * pickled snapshot in one streaming pass, gzip undone by the platform's `DecompressionStream`.
+ */
+export function readTraces(
+  chunks: AsyncIterable<Uint8Array>,
+  options: ReadTracesOptions,
+): Promise<Trace[]> {
+  return streamTraces(chunks, {
+    name: options.name,
+    totalBytes: options.totalBytes ?? null,
+    gunzip: webGunzip,
+    ...(options.onProgress ? { onProgress: options.onProgress } : {}),
+  });
+}
+
+/**
+ * A copy of `trace` without its stack frames: what a search of settings needs, small enough to
+ * hand to another worker.
+ */
+export function withoutFrames(trace: Trace): Trace {
+  const { frames: _frames, ...rest } = trace;
+  return rest;
+}
+
+/** The caching rows every trace gets: PyTorch's defaults and expandable segments. */
+const POOL_ROWS: readonly LabRow[] = ROWS.filter(
+  (row) => row.kind === 'pool' && row.name !== 'caching-tuned',
+);
+
+function brief(row: RowResult): RowBrief {
+  return {
+    allocator: row.allocator,
+    config: canonicalOf(row.config ?? ''),
+    peakReservedBytes: row.peakReservedBytes,
+    failures: row.failures,
+    segmentCalls: row.segments ? row.segments.acquired + row.segments.grown : 0,
+  };
+}
+
+interface Kept {
+  readonly trace: Trace;
+  readonly file: string;
+  tuning?: TuneResult;
+}
+
+/** The traces of a page, kept between replays (see the module comment). */
+export class LabSession {
+  private readonly kept: Kept[] = [];
+  /** Rows measured per trace under {@link deviceKey}, by name and setting. */
+  private readonly measured = new WeakMap<Trace, Map<string, RowResult>>();
+  private deviceKey = '';
+
+  /** The traces kept, in the order they were added. */
+  get traces(): readonly Trace[] {
+    return this.kept.map((kept) => kept.trace);
+  }
+
+  /** Keeps the traces of one file. */
+  add(traces: readonly Trace[], file: string): void {
+    for (const trace of traces) this.kept.push({ trace, file });
+  }
+
+  /** The tuner's search on trace `index` (see {@link traces}), for the report's advice. */
+  setTuning(index: number, tuning: TuneResult | undefined): void {
+    const kept = this.kept[index];
+    if (kept === undefined) return;
+    if (tuning === undefined) delete kept.tuning;
+    else kept.tuning = tuning;
+  }
+
+  /** Replays every trace under `whatIf` (see the module comment). */
+  replay(whatIf: WhatIf, createdAt = new Date().toISOString()): SessionReplay {
+    if (whatIf.fraction !== null && whatIf.memory === null) {
+      throw new Error("a per-process memory fraction needs the card's memory it is a fraction of");
+    }
+    const settings = parseAllocConf(whatIf.config);
+    const config = formatAllocConf(settings);
+    const device = { memory: whatIf.memory, fraction: whatIf.fraction };
+    const key = JSON.stringify(device);
+    if (key !== this.deviceKey) {
+      for (const { trace } of this.kept) this.measured.delete(trace);
+      this.deviceKey = key;
+    }
+    const inputs = this.kept.map(({ trace, tuning }) => {
+      const { extraRows, recordedRow } = replayRows(trace, POOL_ROWS, []);
+      const known = [...POOL_ROWS, ...extraRows].some(
+        (row) => canonicalOf(row.config ?? '') === config,
+      );
+      const rows = known
+        ? extraRows
+        : [...extraRows, cachingRow(`caching (${whatIf.config})`, settings, undefined, config)];
+      return {
+        id: trace.name,
+        title: trace.name,
+        description: describeTrace(trace),
+        trace,
+        extraRows: rows,
+        ...(recordedRow !== undefined ? { recordedRow } : {}),
+        ...(tuning ? { tuning } : {}),
+      };
+    });
+    const workloads = runWorkloads(inputs, POOL_ROWS, null, undefined, device, {
+      skipTiming: true,
+      memo: (trace, row, measure) => {
+        let rows = this.measured.get(trace);
+        if (rows === undefined) this.measured.set(trace, (rows = new Map()));
+        const name = `${row.name}\n${row.config ?? ''}`;
+        const result = rows.get(name) ?? measure();
+        rows.set(name, result);
+        return result;
+      },
+    });
+    const command = commandLine([...new Set(this.kept.map((kept) => kept.file))], config, whatIf);
+    const results: LabResults = {
+      tool: 'allot-lab',
+      version: 1,
+      command,
+      createdAt,
+      node: 'none (a browser)',
+      platform: 'browser',
+      seed: null,
+      capacity: null,
+      workloads,
+      targets: [],
+      failures: countFailures(workloads),
+    };
+    return {
+      results,
+      traces: workloads.map((workload, i) => traceBrief(workload, inputs[i]!.recordedRow, config)),
+      command,
+    };
+  }
+}
+
+function traceBrief(
+  workload: WorkloadResult,
+  recordedRow: string | undefined,
+  config: string,
+): TraceBrief {
+  const rows = workload.rows.map(brief);
+  const recorded = rows.find((row) => row.allocator === recordedRow) ?? null;
+  const conf = workload.meta.torchAllocConf;
+  return {
+    id: workload.id,
+    title: workload.title,
+    events: workload.events,
+    peakLiveBytes: workload.peakLiveBytes,
+    recordedConfig: typeof conf === 'string' ? canonicalOf(conf) : null,
+    recordedPeakReservedBytes: workload.torch?.peakReservedBytes ?? null,
+    recorded,
+    whatIf:
+      (recorded?.config === config ? recorded : undefined) ??
+      rows.find((row) => row.config === config) ??
+      rows[rows.length - 1]!,
+    rows,
+  };
+}
+
+/** `allot-lab replay FILES...` with the options that give the what-if's figures. */
+function commandLine(files: readonly string[], config: string, whatIf: WhatIf): string {
+  const quote = (text: string) => (/^[\w.,:/=+-]+$/.test(text) ? text : `'${text}'`);
+  const parts = ['allot-lab', 'replay', ...files.map(quote)];
+  if (config !== '') parts.push('--config', quote(config));
+  if (whatIf.memory !== null) parts.push('--memory', String(whatIf.memory));
+  if (whatIf.fraction !== null) parts.push('--fraction', String(whatIf.fraction));
+  return parts.join(' ');
+}
