@@ -33,6 +33,7 @@ import {
   summaryOf,
   type WorkloadInput,
 } from './run';
+import { serveCommand } from './serve';
 import { formatColumns, formatResults } from './tables';
 import { describeDevice, segmentCalls, type TuneResult, tune } from './tune';
 import { formatBytes, formatCount, formatPercent, formatRatio } from './units';
@@ -403,6 +404,8 @@ export async function lab(argv: readonly string[], io: LabIo): Promise<number> {
       }
       case 'merge':
         return mergeCommand(options, argv, io);
+      case 'serve':
+        return await serveCommand(options, io);
       case 'oom':
         return oomCommand(await loadFiles(options.files, options, io), options, io);
       case 'tune':

@@ -18,6 +18,7 @@ export type Command =
   | 'capacity'
   | 'merge'
   | 'oom'
+  | 'serve'
   | 'help'
   | 'list'
   | 'version';
@@ -63,6 +64,9 @@ export interface LabOptions {
   readonly shard: Shard | null;
   /** `--force`: tune a job's ranks as one although they were recorded with different settings. */
   readonly force: boolean;
+  /** `serve`: the address to listen on (`--host`, default 127.0.0.1) and the port (0: a free one). */
+  readonly host: string;
+  readonly port: number;
 }
 
 /** `--shard I/N`: the I-th of N equal runs of a job's ranks (I from 0). */
@@ -96,6 +100,7 @@ const COMMANDS: readonly Command[] = [
   'capacity',
   'merge',
   'oom',
+  'serve',
   'help',
   'list',
 ];
@@ -118,6 +123,8 @@ const OPTIONS = {
   step: { type: 'string' },
   shard: { type: 'string' },
   force: { type: 'boolean' },
+  host: { type: 'string' },
+  port: { type: 'string' },
   json: { type: 'boolean' },
   quick: { type: 'boolean' },
   'no-report': { type: 'boolean' },
@@ -226,7 +233,7 @@ export function parseArguments(argv: readonly string[]): LabOptions {
   if (flags.has('--help')) command = 'help';
   if (command === 'run' && positional.length > 0) {
     throw new UsageError(
-      `unknown command '${positional[0]}': expected replay, tune, oom, capacity, merge, list or help (or no command for the built-in workloads)`,
+      `unknown command '${positional[0]}': expected replay, tune, oom, capacity, merge, serve, list or help (or no command for the built-in workloads)`,
     );
   }
   if (command === 'replay' && positional.length === 0) {
@@ -316,6 +323,7 @@ export function parseArguments(argv: readonly string[]): LabOptions {
     devices: devicesOf(values.get('--device')),
     exports: EXPORT_FORMATS.filter((format) => exports.includes(format)),
     ...job,
+    ...serveOptions(command, values),
   };
 }
 
@@ -367,6 +375,24 @@ function jobOptions(
   };
 }
 
+/** `--host` and `--port`, options of serve only. */
+function serveOptions(
+  command: Command,
+  values: ReadonlyMap<string, string>,
+): Pick<LabOptions, 'host' | 'port'> {
+  const host = values.get('--host');
+  const port = values.get('--port');
+  if ((host !== undefined || port !== undefined) && command !== 'serve') {
+    throw new UsageError(`${host !== undefined ? '--host' : '--port'} is an option of serve`);
+  }
+  if (host !== undefined && !/^[\w.:-]+$/.test(host)) {
+    throw new UsageError(`--host expects an address or a host name, got '${host}'`);
+  }
+  const number = port === undefined ? 0 : wholeNumber('--port', port, 0);
+  if (number > 65535) throw new UsageError(`--port expects 0 to 65535, got '${port}'`);
+  return { host: host ?? '127.0.0.1', port: number };
+}
+
 /** The text of `allot-lab --help`. */
 export const HELP = `allot-lab: replay allocation workloads and real traces through allot's allocators, side by side.
 
@@ -381,6 +407,8 @@ Usage
   allot-lab oom FILE... [options]      the post-mortem of a recorded out-of-memory error: reproduced
                                        at the wall PyTorch hit, explained, and the settings that avoid it
   allot-lab capacity [FILE] [options]  per allocator, the smallest capacity without a failed allocation
+  allot-lab serve [FILE...] [options]  the lab in a browser on this machine: drop a snapshot, change the
+                                       settings, see the replay; FILEs open in the page; nothing is uploaded
   allot-lab list                       allocators and workloads
   allot-lab help                       this text
 
@@ -424,6 +452,8 @@ Options
   --shard I/N        a job: only the I-th of N equal shares of the ranks (I from 0), for one machine
                      of many; allot-lab merge joins their --json outputs
   --force            tune a job whose ranks were recorded with different settings as one
+  --port N           serve: the port to listen on (default: a free one)
+  --host ADDRESS     serve: the address to listen on (default: 127.0.0.1, this machine only)
   --debug            on a failure, print its stack trace too
   -V, --version      print the version
   -h, --help         this text
