@@ -255,6 +255,8 @@ export class PickleMachine extends PickleState {
       case 0x2e: // STOP
         this.result = this.pop();
         this.done = true;
+        // Nothing refers to the memo any more: its memory goes before the caller's next step.
+        this.memo.release();
         return q;
       case 0x30: // POP
         this.pop();

@@ -88,6 +88,15 @@ export class Memo {
     this.set(index, (id << 1) | 1);
   }
 
+  /** Lets every slot go (the pickle is over): its memory is free for what comes next. */
+  release(): void {
+    this.chunks.length = 0;
+    this.objects.length = 1;
+    this.free.length = 0;
+    this.texts.length = 0;
+    this.textIds.clear();
+  }
+
   /** Marks slot `index` consumed. */
   forget(index: number): void {
     this.set(index, -1);

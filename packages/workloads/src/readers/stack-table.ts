@@ -6,13 +6,14 @@
  * ```
  *  frames   StackFrame[]   each distinct {filename, line, name} once (interned through maps keyed
  *                          by the strings the pickle's memo already shares, so no key is built)
- *  run r    frame ids, innermost first, in a pool of Int32Array blocks: starts[r], lengths[r]; a run
- *           seen before is found by its hash in an open-addressing table and stored once
+ *  run r    frame ids, innermost first, in a pool of blocks: starts[r], lengths[r]; a run seen
+ *           before is found by its hash in an open-addressing table and stored once
  *  stack k  a run an entry used, numbered as first used: runOfStack[k]
  * ```
  *
- * so a million allocations with 60-deep stacks cost 4 bytes a frame for each distinct stack, and
- * nothing for a repeated one. {@link StackFrames} shows a trace's stacks as the `ReadonlyMap` that
+ * so a million allocations with 60-deep stacks cost 2 bytes a frame for each distinct stack (4 once
+ * there are over 65,536 distinct frames: blocks are Uint16Array until then), and nothing for a
+ * repeated one. {@link StackFrames} shows a trace's stacks as the `ReadonlyMap` that
  * {@link Trace.frames} is, making each block's frames only when asked.
  */
 import type { StackFrame } from '../trace';
@@ -20,10 +21,13 @@ import type { StackFrame } from '../trace';
 /** Most frames kept per stack (the innermost ones). */
 export const MAX_STACK_FRAMES = 64;
 
-/** Frame ids per block of the pool (4 MiB). */
+/** Most frame ids per block of the pool; the first blocks are smaller, each twice the last. */
 const POOL_BITS = 20;
 const POOL_BLOCK = 1 << POOL_BITS;
 const POOL_MASK = POOL_BLOCK - 1;
+const FIRST_BLOCK = 1 << 14;
+/** Frame ids below this fit a Uint16Array block. */
+const SHORT_IDS = 1 << 16;
 
 /** An interned frame, as the snapshot reader hands it around: its index in the frame table. */
 export class FrameRef {
@@ -54,7 +58,7 @@ export class StackTable {
   /** filename → name → line → frame. */
   private readonly frameIds = new Map<string, Map<string, Map<number, FrameRef>>>();
   /** Frame ids of the stacks, in blocks that are never copied (a stack never crosses one). */
-  private readonly blocks: Int32Array[] = [new Int32Array(POOL_BLOCK)];
+  private readonly blocks: (Uint16Array | Int32Array)[] = [];
   /** Where the next stack goes: block << POOL_BITS | offset. */
   private poolEnd = 0;
   /** Per run: where its frame ids are, how many, their hash, and its stack (0: none yet). */
@@ -153,11 +157,20 @@ export class StackTable {
     this.lengths = grow(this.lengths, this.runs);
     this.hashes = grow(this.hashes, this.runs);
     this.stackOfRun = grow(this.stackOfRun, this.runs);
-    if ((this.poolEnd & POOL_MASK) + n > POOL_BLOCK) {
-      this.blocks.push(new Int32Array(POOL_BLOCK));
+    let block = this.blocks[this.blocks.length - 1];
+    const wide = this.frames.length > SHORT_IDS;
+    if (
+      block === undefined ||
+      (this.poolEnd & POOL_MASK) + n > block.length ||
+      (wide && block instanceof Uint16Array)
+    ) {
+      const size = block === undefined ? FIRST_BLOCK : Math.min(2 * block.length, POOL_BLOCK);
+      block = wide ? new Int32Array(size) : new Uint16Array(size);
+      this.blocks.push(block);
       this.poolEnd = (this.blocks.length - 1) << POOL_BITS;
     }
-    this.blocks[this.poolEnd >>> POOL_BITS]!.set(ids.subarray(0, n), this.poolEnd & POOL_MASK);
+    const at = this.poolEnd & POOL_MASK;
+    for (let i = 0; i < n; i++) block[at + i] = ids[i]!;
     this.starts[run] = this.poolEnd;
     this.lengths[run] = n;
     this.hashes[run] = hash;
