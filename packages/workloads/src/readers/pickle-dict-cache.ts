@@ -16,6 +16,7 @@
  */
 import type { Memo } from './pickle-memo';
 import { SMALL_DICT_PAIRS } from './pickle-small-dict';
+import { intAt, intWidth } from './pickle-stream-values';
 
 /** Int32s per entry: the key's values, its count and int flags, its hash, and the frame id + 1. */
 const KEY = 2 * SMALL_DICT_PAIRS;
@@ -27,6 +28,8 @@ const MOST_ENTRIES = 1 << 16;
 export class DictCache {
   /** The key {@link keyOf} read: values, then count, then which values are ints (bit k). */
   readonly key = new Int32Array(KEY + 2);
+  /** The hash of {@link key}. */
+  private keyHash = 0;
   private table = new Int32Array(ENTRY << 10);
   private entries = 0;
   private version = 0;
@@ -41,47 +44,34 @@ export class DictCache {
     let q = p + 3;
     let k = 0;
     let ints = 0;
+    let h = 0;
     while (q < end) {
       const op = buf[q]!;
       if (op === 0x75) {
         if (k === 0 || (k & 1) === 1) return -1;
         key[KEY] = k;
         key[KEY + 1] = ints;
+        h = Math.imul(h ^ k ^ (ints << 8), 0x9e3779b1);
+        this.keyHash = (h ^ (h >>> 16)) & 0x7fffffff;
         return q + 1;
       }
       if (k === KEY) return -1;
       let value: number;
-      if (op === 0x68) {
-        if (q + 2 > end) return -1;
-        value = buf[q + 1]!;
-        q += 2;
+      if (op === 0x68 || op === 0x6a) {
+        const wide = op === 0x6a;
+        if (q + (wide ? 5 : 2) > end) return -1;
+        value = wide ? view.getUint32(q + 1, true) : buf[q + 1]!;
+        q += wide ? 5 : 2;
         if (value >= base) return -1;
-      } else if (op === 0x6a) {
-        if (q + 5 > end) return -1;
-        value = view.getUint32(q + 1, true);
-        q += 5;
-        if (value >= base) return -1;
-      } else if ((k & 1) === 0) {
-        return -1;
-      } else if (op === 0x4b) {
-        if (q + 2 > end) return -1;
-        value = buf[q + 1]!;
-        q += 2;
-        ints |= 1 << k;
-      } else if (op === 0x4d) {
-        if (q + 3 > end) return -1;
-        value = buf[q + 1]! | (buf[q + 2]! << 8);
-        q += 3;
-        ints |= 1 << k;
-      } else if (op === 0x4a) {
-        if (q + 5 > end) return -1;
-        value = view.getInt32(q + 1, true);
-        q += 5;
-        ints |= 1 << k;
       } else {
-        return -1;
+        const width = (k & 1) === 1 ? intWidth(op) : 0;
+        if (width === 0 || q + 1 + width > end) return -1;
+        value = intAt(buf, view, q, width);
+        q += 1 + width;
+        ints |= 1 << k;
       }
       key[k++] = value;
+      h = Math.imul(h ^ value, 0x85ebca6b) ^ (h >>> 13);
     }
     return -1;
   }
@@ -91,7 +81,7 @@ export class DictCache {
     if (memo.version !== this.version) this.clear(memo.version);
     const table = this.table;
     const mask = table.length / ENTRY - 1;
-    const hash = this.hash();
+    const hash = this.keyHash;
     for (let at = hash & mask; ; at = (at + 1) & mask) {
       const e = at * ENTRY;
       const id = table[e + ENTRY - 1]!;
@@ -104,15 +94,8 @@ export class DictCache {
   add(id: number): void {
     if (this.entries >= MOST_ENTRIES) return;
     if ((this.entries + 1) * 2 > this.table.length / ENTRY) this.grow();
-    this.put(this.table, this.key, this.hash(), id);
+    this.put(this.table, this.key, this.keyHash, id);
     this.entries++;
-  }
-
-  private hash(): number {
-    const key = this.key;
-    let h = Math.imul(key[KEY]! ^ (key[KEY + 1]! << 8), 0x9e3779b1);
-    for (let i = 0; i < key[KEY]!; i++) h = Math.imul(h ^ key[i]!, 0x85ebca6b) ^ (h >>> 13);
-    return (h ^ (h >>> 16)) & 0x7fffffff;
   }
 
   private same(e: number): boolean {
