@@ -23,6 +23,11 @@ const KEY = 2 * SMALL_DICT_PAIRS;
 const ENTRY = KEY + 4;
 /** Most entries: past them, dicts not yet known go the usual way. */
 const MOST_ENTRIES = 1 << 16;
+/**
+ * Times the table may start over (with entries in it): past them, a pickle that stores memo slots
+ * again and again goes without the table, rather than have it made anew each time.
+ */
+const MOST_CLEARS = 64;
 
 /** Small dicts' frames, by their key (see the module comment). */
 export class DictCache {
@@ -33,6 +38,7 @@ export class DictCache {
   private table = new Int32Array(ENTRY << 10);
   private entries = 0;
   private version = 0;
+  private clears = 0;
 
   /**
    * Reads the key of the dict at `p` (its `EMPTY_DICT`) into {@link key}, its memo references
@@ -79,6 +85,7 @@ export class DictCache {
   /** The frame id found for {@link key} before, or -1 (the memo as it is now). */
   find(memo: Memo): number {
     if (memo.version !== this.version) this.clear(memo.version);
+    if (this.clears > MOST_CLEARS) return -1;
     const table = this.table;
     const mask = table.length / ENTRY - 1;
     const hash = this.keyHash;
@@ -92,7 +99,7 @@ export class DictCache {
 
   /** Keeps frame `id` for {@link key} (read against the memo's current version). */
   add(id: number): void {
-    if (this.entries >= MOST_ENTRIES) return;
+    if (this.entries >= MOST_ENTRIES || this.clears > MOST_CLEARS) return;
     if ((this.entries + 1) * 2 > this.table.length / ENTRY) this.grow();
     this.put(this.table, this.key, this.keyHash, id);
     this.entries++;
@@ -128,8 +135,10 @@ export class DictCache {
 
   /** Forgets every key: a memo slot was stored again. */
   private clear(version: number): void {
-    this.table = new Int32Array(ENTRY << 10);
-    this.entries = 0;
     this.version = version;
+    if (this.entries === 0) return;
+    this.clears++;
+    this.table = new Int32Array(this.clears > MOST_CLEARS ? ENTRY : ENTRY << 10);
+    this.entries = 0;
   }
 }
