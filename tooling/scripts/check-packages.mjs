@@ -11,9 +11,10 @@
 // Published apps with a `bin` (the lab) are installed the same way, with npm offline (the registry
 // packages they need are packed from the workspace's own copies), and their commands run through
 // npx from the empty project as the READMEs spell them (`npx @allot/lab ...`); the library entries
-// they export (`@allot/lab/strategies`) import.
+// they export (`@allot/lab/strategies`) import, and `npx @allot/lab serve` answers with the web app
+// the lab ships.
 // Usage: node tooling/scripts/check-packages.mjs [@allot/name ...]   (packages must be built)
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import {
   existsSync,
   mkdirSync,
@@ -257,6 +258,52 @@ const cliChecks = {
   ],
 };
 
+/**
+ * `npx @allot/lab serve FILE` from the installed package: the web app it ships answers on
+ * 127.0.0.1, and so does the file it names. Returns how many paths answered.
+ */
+async function checkServe(project, env) {
+  const child = spawn('npx', ['@allot/lab', 'serve', snapshotFixture], {
+    cwd: project,
+    env,
+    detached: true, // its own process group: npx and the server it starts stop together
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  try {
+    const url = await new Promise((resolve, reject) => {
+      let text = '';
+      const timer = setTimeout(
+        () => reject(new Error(`npx @allot/lab serve printed no URL:\n${text}`)),
+        60_000,
+      );
+      const hear = (chunk) => {
+        text += chunk;
+        const found = /http:\/\/127\.0\.0\.1:\d+\/\S*/.exec(text);
+        if (found) {
+          clearTimeout(timer);
+          resolve(found[0]);
+        }
+      };
+      child.stdout.on('data', hear);
+      child.stderr.on('data', hear);
+      child.on('exit', (code) =>
+        reject(new Error(`npx @allot/lab serve exited with ${code}:\n${text}`)),
+      );
+    });
+    const paths = ['/', '/app.js', '/app.css', '/files/0/snapshot.json'];
+    for (const path of paths) {
+      const response = await fetch(new URL(path, url));
+      const body = await response.text();
+      if (!response.ok || (path === '/' && !body.includes('allot lab'))) {
+        throw new Error(`npx @allot/lab serve: GET ${path} answered ${response.status}`);
+      }
+    }
+    return paths.length;
+  } finally {
+    process.kill(-child.pid, 'SIGTERM');
+  }
+}
+
 /** Where `dep` is installed for the package in `from`, walking up `node_modules` folders. */
 function installedDir(from, dep) {
   for (let dir = from; ; dir = dirname(dir)) {
@@ -339,9 +386,11 @@ for (const { dir, json } of apps) {
         throw new Error(`import('${specifier}') exported nothing:\n${output}`);
       }
     }
-    const entries = subpaths.length > 0 ? `, ${subpaths.length} library entry imported` : '';
+    const entries = subpaths.length > 0 ? `, ${subpaths.length} library entries imported` : '';
+    const served =
+      name === '@allot/lab' ? `, serve answered ${await checkServe(project, offline)} paths` : '';
     console.log(
-      `✓ ${name}  publint, installed offline from ${deps.length + registry.length} tarball(s), ${checks.length} commands through npx${entries} (${((Date.now() - started) / 1000).toFixed(1)} s)`,
+      `✓ ${name}  publint, installed offline from ${deps.length + registry.length} tarball(s), ${checks.length} commands through npx${entries}${served} (${((Date.now() - started) / 1000).toFixed(1)} s)`,
     );
   } catch (error) {
     failures++;

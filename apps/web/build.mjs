@@ -1,0 +1,118 @@
+#!/usr/bin/env node
+/**
+ * Builds the web app into dist/, a static folder that works from file:// and from any static host:
+ *
+ * ```
+ *  src/worker.ts ─► esbuild (IIFE, everything bundled) ─► text ─┐
+ *  src/main.ts ───► esbuild (IIFE), the worker's text inside ◄──┘ ─► dist/app.js
+ *  src/index.html (+ the content security policy) ─► dist/index.html;  src/style.css ─► dist/app.css
+ * ```
+ *
+ * The worker travels inside app.js and starts from a blob: a page opened from file:// may not load
+ * a worker script from a file. Nothing is left to fetch at run time: no CDN, font or script.
+ *
+ * The lab's report page (`@allot/lab/report`) reads uPlot's script and style with `node:fs`; here
+ * those two imports of that one module are answered with the two files themselves, read now. Any
+ * other Node.js module anywhere fails the build (esbuild's "Could not resolve").
+ */
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join, sep } from 'node:path';
+import { build } from 'esbuild';
+
+const here = import.meta.dirname;
+const out = join(here, 'dist');
+const require = createRequire(import.meta.url);
+
+/**
+ * What the page may load and connect to (serve.ts in the lab sends the same as a header): nothing
+ * beyond where it came from. `'unsafe-eval'`: the lab compiles a replay loop per row.
+ */
+export const CONTENT_SECURITY_POLICY =
+  "default-src 'none'; script-src 'self' 'unsafe-inline' 'unsafe-eval' blob:; worker-src blob:; " +
+  "style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; connect-src 'self'; " +
+  "base-uri 'none'; form-action 'none'";
+
+const UPLOT = {
+  'uPlot.iife.min.js': readFileSync(require.resolve('uplot/dist/uPlot.iife.min.js'), 'utf8'),
+  'uPlot.min.css': readFileSync(require.resolve('uplot/dist/uPlot.min.css'), 'utf8'),
+};
+
+/** `fs` and `module` for the lab's report page only: uPlot's two files, by name. */
+const reportAssets = {
+  name: 'report-assets',
+  setup(build) {
+    const report = `${sep}lab${sep}dist${sep}report.js`;
+    build.onResolve({ filter: /^(node:)?(fs|module)$/ }, (args) =>
+      args.importer.endsWith(report)
+        ? { path: args.path.replace(/^node:/, ''), namespace: 'report-assets' }
+        : undefined,
+    );
+    build.onLoad({ filter: /.*/, namespace: 'report-assets' }, (args) => ({
+      loader: 'js',
+      contents:
+        args.path === 'fs'
+          ? `const files = ${JSON.stringify(UPLOT)};
+export function readFileSync(path) {
+  const file = files[String(path).split('/').pop()];
+  if (file === undefined) throw new Error('no file ' + path + ' in the browser');
+  return file;
+}`
+          : 'export function createRequire() { return { resolve: (id) => id }; }',
+    }));
+  },
+};
+
+const common = {
+  bundle: true,
+  platform: 'browser',
+  format: 'iife',
+  target: 'es2022',
+  minify: true,
+  legalComments: 'none',
+  write: false,
+  logLevel: 'warning',
+  // tsup keeps `import '@allot/stats'` for modules whose imports were all types: nothing to run.
+  logOverride: { 'ignored-bare-import': 'silent' },
+  define: { 'import.meta.url': '"about:blank"' },
+};
+
+const worker = await build({
+  ...common,
+  entryPoints: [join(here, 'src', 'worker.ts')],
+  plugins: [reportAssets],
+});
+const workerText = worker.outputFiles[0].text;
+
+const page = await build({
+  ...common,
+  entryPoints: [join(here, 'src', 'main.ts')],
+  plugins: [
+    {
+      name: 'worker-source',
+      setup(build) {
+        build.onResolve({ filter: /^virtual:worker$/ }, () => ({
+          path: 'worker',
+          namespace: 'virtual',
+        }));
+        build.onLoad({ filter: /.*/, namespace: 'virtual' }, () => ({
+          loader: 'js',
+          contents: `export default ${JSON.stringify(workerText)};`,
+        }));
+      },
+    },
+  ],
+});
+
+rmSync(out, { recursive: true, force: true });
+mkdirSync(out, { recursive: true });
+writeFileSync(join(out, 'app.js'), page.outputFiles[0].text);
+writeFileSync(join(out, 'app.css'), readFileSync(join(here, 'src', 'style.css'), 'utf8'));
+writeFileSync(
+  join(out, 'index.html'),
+  readFileSync(join(here, 'src', 'index.html'), 'utf8').replace('%CSP%', CONTENT_SECURITY_POLICY),
+);
+const kib = (bytes) => `${(bytes / 1024).toFixed(0)} KiB`;
+console.log(
+  `dist/: index.html, app.js ${kib(page.outputFiles[0].contents.length)} (worker ${kib(worker.outputFiles[0].contents.length)} inside), app.css`,
+);

@@ -1,0 +1,62 @@
+/**
+ * The files the page was given: each with how far its reading is (bytes read of its size, entries
+ * read), then how many traces it held, or why it could not be read.
+ */
+import { byId, formatCount, h } from './format';
+import type { OpenedTrace } from './protocol';
+
+interface Item {
+  readonly row: HTMLLIElement;
+  readonly bar: HTMLProgressElement;
+  readonly text: HTMLSpanElement;
+}
+
+const MB = 1e6;
+
+export class FilesView {
+  private readonly list = byId<HTMLUListElement>('files');
+  private readonly items = new Map<number, Item>();
+
+  /** A file whose reading begins. */
+  add(id: number, name: string, size: number | null): void {
+    const bar = h('progress', { max: String(size ?? 1), value: '0', 'aria-label': `${name} read` });
+    const text = h('span', { class: 'file-status' }, 'waiting for the reader');
+    const row = h(
+      'li',
+      { class: 'file reading', 'data-testid': 'file' },
+      h('span', { class: 'file-name' }, name),
+      bar,
+      text,
+    );
+    this.list.append(row);
+    this.items.set(id, { row, bar, text });
+  }
+
+  progress(id: number, bytesRead: number, totalBytes: number | null, events: number): void {
+    const item = this.items.get(id);
+    if (!item) return;
+    if (totalBytes !== null) item.bar.max = totalBytes;
+    item.bar.value = bytesRead;
+    const of = totalBytes === null ? '' : ` of ${(totalBytes / MB).toFixed(1)}`;
+    item.text.textContent = `${(bytesRead / MB).toFixed(1)}${of} MB read${events > 0 ? `, ${formatCount(events)} entries` : ''}`;
+  }
+
+  opened(id: number, traces: readonly OpenedTrace[]): void {
+    const item = this.items.get(id);
+    if (!item) return;
+    item.row.classList.replace('reading', 'read');
+    item.bar.value = item.bar.max;
+    const events = traces.reduce((sum, trace) => sum + trace.events, 0);
+    const devices = traces.length === 1 ? '' : `${traces.length} devices, `;
+    item.text.textContent = `read: ${devices}${formatCount(events)} events`;
+    item.bar.hidden = true;
+  }
+
+  failed(id: number, message: string): void {
+    const item = this.items.get(id);
+    if (!item) return;
+    item.row.classList.replace('reading', 'failed');
+    item.bar.hidden = true;
+    item.text.textContent = message;
+  }
+}

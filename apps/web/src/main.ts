@@ -1,0 +1,197 @@
+/**
+ * The page: takes files (the file input, drops, and files the local server names in the URL),
+ * hands them to the engine worker, shows their progress, and replays every trace under the
+ * controls' settings whenever one changes, one replay at a time (a change during a replay waits
+ * for it, then the latest is replayed). The tuner worker searches the settings beside it.
+ */
+import workerSource from 'virtual:worker';
+import { ControlsView } from './controls-view';
+import { FilesView } from './files-view';
+import { byId } from './format';
+import { PeaksView } from './peaks-view';
+import type {
+  FileSource,
+  FromEngine,
+  FromTuner,
+  Knobs,
+  OpenedTrace,
+  ToEngine,
+  ToTuner,
+} from './protocol';
+import { ReportView } from './report-view';
+import { TunerView } from './tuner-view';
+
+const source = URL.createObjectURL(new Blob([workerSource], { type: 'text/javascript' }));
+const engine = new Worker(source, { name: 'engine' });
+const tuner = new Worker(source, { name: 'tuner' });
+const toEngine = (message: ToEngine, transfer: Transferable[] = []) =>
+  engine.postMessage(message, transfer);
+const toTuner = (message: ToTuner, transfer: Transferable[] = []) =>
+  tuner.postMessage(message, transfer);
+{
+  const channel = new MessageChannel();
+  toEngine({ type: 'tuner', port: channel.port1 }, [channel.port1]);
+  toTuner({ type: 'engine', port: channel.port2 }, [channel.port2]);
+}
+
+const files = new FilesView();
+const peaks = new PeaksView();
+const report = new ReportView();
+const traces: OpenedTrace[] = [];
+let knobs: Knobs | null = null;
+let nextFile = 0;
+let replaySeq = 0;
+let inFlight = 0;
+let pending = false;
+let tuneSeq = 0;
+
+function replay(): void {
+  if (knobs === null || traces.length === 0) return;
+  if (inFlight !== 0) {
+    pending = true;
+    return;
+  }
+  inFlight = ++replaySeq;
+  peaks.busy();
+  toEngine({ type: 'replay', seq: inFlight, knobs });
+}
+
+function search(): void {
+  if (knobs === null) return;
+  // Advice for another card is no advice: the report goes without until the new search ends.
+  for (let index = 0; index < traces.length; index++)
+    toEngine({ type: 'tuning', index, result: null });
+  tunerView.start(++tuneSeq);
+  toTuner({ type: 'tune', seq: tuneSeq, knobs });
+}
+
+function changed(next: Knobs): void {
+  const device =
+    knobs === null || next.memoryGiB !== knobs.memoryGiB || next.fraction !== knobs.fraction;
+  knobs = next;
+  replay();
+  if (device) search();
+}
+
+const controls = new ControlsView(changed);
+const tunerView = new TunerView((best) => {
+  if (knobs === null) return;
+  const next = { ...best, memoryGiB: knobs.memoryGiB, fraction: knobs.fraction };
+  controls.set(next);
+  changed(next);
+});
+
+function open(source: FileSource, size: number | null): void {
+  const id = nextFile++;
+  files.add(id, source.kind === 'file' ? source.file.name : source.name, size);
+  toEngine({ type: 'open', id, source });
+}
+
+engine.addEventListener('message', (event: MessageEvent<FromEngine>) => {
+  const message = event.data;
+  switch (message.type) {
+    case 'progress':
+      files.progress(message.id, message.bytesRead, message.totalBytes, message.events);
+      return;
+    case 'failed':
+      files.failed(message.id, message.message);
+      return;
+    case 'opened': {
+      files.opened(message.id, message.traces);
+      const first = traces.length === 0;
+      traces.push(...message.traces);
+      byId('what-if').hidden = false;
+      if (first && message.traces[0]) {
+        const recorded = message.traces[0];
+        controls.setRecorded(recorded.recordedKnobs, recorded.recordedConfig);
+        knobs = controls.knobs();
+        search();
+      }
+      replay();
+      return;
+    }
+    case 'replayed':
+      if (message.seq === inFlight) inFlight = 0;
+      peaks.show(message.traces, message.command, message.milliseconds);
+      report.show(message.html);
+      document.body.dataset.replayed = String(message.seq);
+      if (pending) {
+        pending = false;
+        replay();
+      }
+      return;
+    case 'replay-failed':
+      if (message.seq === inFlight) inFlight = 0;
+      peaks.failed(message.message);
+      if (pending) {
+        pending = false;
+        replay();
+      }
+  }
+});
+
+// A worker that stops (out of memory, say) leaves the page: say so where its answers would be.
+engine.addEventListener('error', (event) => {
+  inFlight = 0;
+  peaks.failed(
+    `the worker stopped (${event.message || 'out of memory?'}); reload the page to start again`,
+  );
+});
+tuner.addEventListener('error', (event) => {
+  tunerView.failed(`the worker stopped (${event.message || 'out of memory?'})`);
+});
+
+tuner.addEventListener('message', (event: MessageEvent<FromTuner>) => {
+  const message = event.data;
+  switch (message.type) {
+    case 'tried':
+      tunerView.tried(message.seq, message.index, message.trace, message.run);
+      return;
+    case 'tuned':
+      tunerView.tuned(
+        message.seq,
+        message.index,
+        message.trace,
+        message.advice,
+        message.device,
+        message.bestKnobs,
+      );
+      if (message.seq === tuneSeq) {
+        // The report's diagnosis gives the advice too, from the next replay on.
+        toEngine({ type: 'tuning', index: message.index, result: message.result });
+        replay();
+      }
+      return;
+    case 'tune-failed':
+      tunerView.failed(message.message);
+  }
+});
+
+// Files: the input, drops anywhere on the page, and those the local server names (?file=...).
+const input = byId<HTMLInputElement>('file-input');
+input.addEventListener('change', () => {
+  for (const file of input.files ?? []) open({ kind: 'file', file }, file.size);
+  input.value = '';
+});
+const drop = byId('drop');
+document.addEventListener('dragover', (event) => {
+  event.preventDefault();
+  drop.classList.add('over');
+});
+document.addEventListener('dragleave', (event) => {
+  if (event.relatedTarget === null) drop.classList.remove('over');
+});
+document.addEventListener('drop', (event) => {
+  event.preventDefault();
+  drop.classList.remove('over');
+  for (const file of event.dataTransfer?.files ?? []) open({ kind: 'file', file }, file.size);
+});
+for (const path of new URLSearchParams(location.search).getAll('file')) {
+  const url = new URL(path, location.href);
+  if (url.origin !== location.origin) continue; // only files from where the page came from
+  open(
+    { kind: 'url', url: url.href, name: decodeURIComponent(url.pathname.split('/').pop() ?? path) },
+    null,
+  );
+}
+document.body.dataset.ready = 'true';

@@ -1,0 +1,106 @@
+/**
+ * The messages between the page and its two workers. The engine worker reads the files and keeps
+ * their traces; the tuner worker gets a copy of each trace (without stack frames) from the engine
+ * over a channel of their own, so a search of settings never holds up a what-if. Only figures and
+ * the report page travel to the page, never a trace.
+ *
+ * ```
+ *  page ── open, replay, tuning ──► engine ── traces (channel) ──► tuner ◄── tune ── page
+ *  page ◄── progress, opened, failed, replayed ── engine      tuner ── tried, tuned ──► page
+ * ```
+ */
+import type { Advice, RowBrief, Trace, TraceBrief, TuneResult } from '@allot/lab/engine';
+
+/** The settings and the device the page's controls state. */
+export interface Knobs {
+  readonly expandableSegments: boolean;
+  /** `max_split_size_mb`, or null for no limit. */
+  readonly maxSplitSizeMb: number | null;
+  /** `roundup_power2_divisions` for every size, or null for the recording's own (per size). */
+  readonly roundupPower2Divisions: number | null;
+  /** `garbage_collection_threshold` (0: off). */
+  readonly garbageCollectionThreshold: number;
+  /** The card's memory in GiB, or null when not stated. */
+  readonly memoryGiB: number | null;
+  /** The per-process memory fraction, or null for none. */
+  readonly fraction: number | null;
+}
+
+/** A trace as the page lists it once read. */
+export interface OpenedTrace {
+  readonly name: string;
+  readonly events: number;
+  /** The recording's `PYTORCH_CUDA_ALLOC_CONF`, or null when it states none. */
+  readonly recordedConfig: string | null;
+  /** The controls at the recording's own settings. */
+  readonly recordedKnobs: Knobs;
+  /** The card's memory the recording states, in bytes. */
+  readonly deviceMemoryBytes: number | null;
+}
+
+/** Where the bytes of a file come from. */
+export type FileSource =
+  | { readonly kind: 'file'; readonly file: File }
+  | { readonly kind: 'url'; readonly url: string; readonly name: string };
+
+export type ToEngine =
+  | { readonly type: 'open'; readonly id: number; readonly source: FileSource }
+  | { readonly type: 'replay'; readonly seq: number; readonly knobs: Knobs }
+  /** The tuner's search on trace `index`, for the report's advice (null: forget it). */
+  | { readonly type: 'tuning'; readonly index: number; readonly result: TuneResult | null }
+  | { readonly type: 'tuner'; readonly port: MessagePort };
+
+export type FromEngine =
+  | {
+      readonly type: 'progress';
+      readonly id: number;
+      readonly bytesRead: number;
+      readonly totalBytes: number | null;
+      readonly events: number;
+    }
+  | { readonly type: 'opened'; readonly id: number; readonly traces: readonly OpenedTrace[] }
+  | { readonly type: 'failed'; readonly id: number; readonly message: string }
+  | {
+      readonly type: 'replayed';
+      readonly seq: number;
+      /** The report page of the replay (its data block is the report's page data). */
+      readonly html: string;
+      readonly traces: readonly TraceBrief[];
+      readonly command: string;
+      /** The what-if's canonical `PYTORCH_CUDA_ALLOC_CONF`. */
+      readonly config: string;
+      readonly milliseconds: number;
+    }
+  | { readonly type: 'replay-failed'; readonly seq: number; readonly message: string };
+
+export type ToTuner =
+  | { readonly type: 'engine'; readonly port: MessagePort }
+  | { readonly type: 'tune'; readonly seq: number; readonly knobs: Knobs };
+
+export type FromTuner =
+  | {
+      readonly type: 'tried';
+      readonly seq: number;
+      readonly index: number;
+      readonly trace: string;
+      readonly evaluated: number;
+      readonly run: RowBrief;
+    }
+  | {
+      readonly type: 'tuned';
+      readonly seq: number;
+      readonly index: number;
+      readonly trace: string;
+      readonly result: TuneResult;
+      readonly advice: Advice;
+      readonly device: string;
+      /** The controls at the advice (the device left as it was). */
+      readonly bestKnobs: Knobs;
+    }
+  | { readonly type: 'tune-failed'; readonly seq: number; readonly message: string };
+
+/** What goes from the engine to the tuner: the traces of each file, as they are read. */
+export interface TracesForTuner {
+  readonly type: 'traces';
+  readonly traces: readonly Trace[];
+}

@@ -1,0 +1,227 @@
+/**
+ * The web app in headless Chromium (the lab's browser tests' launcher), served by
+ * `allot-lab serve` from the built CLI, as a user runs it:
+ *
+ * - train-default (the shared H100 recordings; skipped, with a message, where absent) through the
+ *   file input: the predicted peak is the one `allot-lab replay --json` gives the recorded row, to
+ *   the byte, and with expandable_segments on, the one `--config expandable_segments:True` gives;
+ *   the tuner's advice comes as a `PYTORCH_CUDA_ALLOC_CONF=` line and the report's charts draw;
+ * - the file `serve FILE` names opens by itself, and the page works from file:// too;
+ * - while a generated 250 MB snapshot is read, the page answers clicks at once and its timers run
+ *   on time: the reading is in the worker.
+ *
+ * Every request that is not to the server (or a blob or file URL) is blocked and counted: none may
+ * be made. No console error or warning may appear.
+ */
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { open } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
+import { torchSnapshotChunks } from '@allot/workloads';
+import { findTracesDir } from '@allot/workloads/node';
+import type { BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { chromiumOrSkip, launchChromium } from '../../lab/test/chromium';
+
+const hasChromium = chromiumOrSkip('web app browser test');
+const root = join(import.meta.dirname, '..', '..', '..');
+const cli = join(root, 'apps', 'lab', 'bin', 'allot-lab.js');
+const dist = join(import.meta.dirname, '..', 'dist', 'index.html');
+const fixture = join(root, 'packages/workloads/src/readers/fixtures/snapshot.json');
+const trainDefault = (() => {
+  const traces = findTracesDir();
+  const file = traces === null ? null : join(traces, 'pytorch-h100', 'train-default.pickle.gz');
+  if (file !== null && existsSync(file)) return file;
+  console.warn('web app test of train-default skipped: no pytorch-h100/train-default.pickle.gz');
+  return null;
+})();
+/** Size of the generated snapshot read while the page is asked to answer clicks. */
+const BIG_SNAPSHOT_BYTES = 250e6;
+
+/** `allot-lab replay FILE ARGS... --json`: the recorded row's name and each row's peak. */
+async function cliPeaks(file: string, ...args: string[]) {
+  const { stdout } = await promisify(execFile)(
+    process.execPath,
+    [cli, 'replay', file, '--allocators', 'caching', '--no-report', '--quiet', '--json', ...args],
+    { maxBuffer: 1 << 26 },
+  );
+  const workload = JSON.parse(stdout).workloads[0] as {
+    rows: { allocator: string; peakReservedBytes: number }[];
+    torch: { fidelity: { allocator: string } };
+  };
+  const peaks = new Map(workload.rows.map((row) => [row.allocator, row.peakReservedBytes]));
+  return { recorded: peaks.get(workload.torch.fidelity.allocator), peaks };
+}
+
+/** `allot-lab serve FILES...` on a free port: the process and the URL it prints. */
+async function serve(...files: string[]): Promise<{ child: ChildProcess; url: string }> {
+  const child = spawn(process.execPath, [cli, 'serve', ...files], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const url = await new Promise<string>((resolve, reject) => {
+    let text = '';
+    child.stdout!.on('data', (chunk: Buffer) => {
+      text += chunk.toString();
+      const found = /http:\/\/127\.0\.0\.1:\d+\/\S*/.exec(text);
+      if (found) resolve(found[0]);
+    });
+    child.stderr!.on('data', (chunk: Buffer) => reject(new Error(chunk.toString())));
+    child.on('exit', (code) => reject(new Error(`allot-lab serve exited with ${code}`)));
+  });
+  return { child, url };
+}
+
+/** A tab that records console problems; the context blocks and counts requests elsewhere. */
+async function tab(context: BrowserContext, problems: string[]): Promise<Page> {
+  const page = await context.newPage();
+  page.on('console', (message) => {
+    if (message.type() === 'error' || message.type() === 'warning')
+      problems.push(`${message.type()}: ${message.text()}`);
+  });
+  page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
+  return page;
+}
+
+const peak = '[data-testid="predicted-peak"]';
+
+/** Waits for a finished replay (whose what-if is `config`, if given); returns the predicted bytes. */
+async function predicted(page: Page, config?: string): Promise<number> {
+  const setting = config === undefined ? '' : `[data-config="${config}"]`;
+  const ready = page.locator(`${peak}[data-state="ready"]${setting}`).first();
+  await ready.waitFor({ timeout: 60_000 });
+  return Number(await ready.getAttribute('data-bytes'));
+}
+
+describe.skipIf(!hasChromium)('the web app in headless Chromium', () => {
+  let context: BrowserContext;
+  let server: { child: ChildProcess; url: string };
+  let origin: string;
+  const blocked: string[] = [];
+  const problems: string[] = [];
+
+  beforeAll(async () => {
+    server = await serve(fixture);
+    origin = new URL(server.url).origin;
+    context = await launchChromium();
+    await context.route('**/*', (route) => {
+      const url = route.request().url();
+      if (url.startsWith(`${origin}/`) || /^(blob|data|file):/.test(url)) return route.continue();
+      blocked.push(url);
+      return route.abort('blockedbyclient');
+    });
+  });
+  afterAll(async () => {
+    await context?.close();
+    server?.child.kill();
+  });
+
+  it.skipIf(trainDefault === null)(
+    'predicts the peaks the CLI prints, to the byte, and advises a setting to copy',
+    async () => {
+      const [recorded, expandable] = await Promise.all([
+        cliPeaks(trainDefault!),
+        cliPeaks(trainDefault!, '--config', 'expandable_segments:True'),
+      ]);
+      const page = await tab(context, problems);
+      await page.goto(`${origin}/`);
+      await expect(page.getByTestId('privacy').textContent()).resolves.toMatch(
+        /Nothing leaves this machine/,
+      );
+      await page.getByTestId('file-input').setInputFiles(trainDefault!);
+      expect(await predicted(page, '')).toBe(recorded.recorded);
+
+      await page.getByTestId('expandable_segments').check();
+      expect(await predicted(page, 'expandable_segments:True')).toBe(
+        expandable.peaks.get('caching (expandable_segments:True)'),
+      );
+      await expect(page.getByTestId('command').textContent()).resolves.toBe(
+        'allot-lab replay train-default.pickle.gz --config expandable_segments:True',
+      );
+
+      const advice = page.getByTestId('advice').first();
+      await advice.waitFor({ timeout: 60_000 });
+      expect(await advice.textContent()).toMatch(/^PYTORCH_CUDA_ALLOC_CONF=\S*$/);
+      // The report drew: its charts and the pools' layouts, from the same page data.
+      await page.waitForSelector('body[data-rendered="true"]');
+      expect(await page.locator('.uplot canvas').count()).toBeGreaterThan(0);
+      expect(await page.locator('figure.layout canvas').count()).toBeGreaterThan(0);
+      await page.close();
+      expect(problems).toEqual([]);
+      expect(blocked).toEqual([]);
+    },
+  );
+
+  it('opens the file serve names, and works from file:// as well', async () => {
+    const page = await tab(context, problems);
+    await page.goto(server.url);
+    const served = await predicted(page);
+    expect(served).toBeGreaterThan(0);
+    await page.goto(pathToFileURL(dist).href);
+    await page.getByTestId('file-input').setInputFiles(fixture);
+    expect(await predicted(page)).toBe(served);
+    await page.close();
+    expect(problems).toEqual([]);
+    expect(blocked).toEqual([]);
+  });
+
+  it('answers clicks at once while a 250 MB snapshot is read', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'allot-web-big-'));
+    const file = join(dir, 'big.pickle');
+    try {
+      const handle = await open(file, 'w');
+      // No stack frames: what is measured is the page while its worker reads, whatever the file holds.
+      const options = { targetBytes: BIG_SNAPSHOT_BYTES, depth: 0, seed: 3 };
+      for (const chunk of torchSnapshotChunks(options)) {
+        await handle.write(chunk); // each await lets the test's event loop go
+      }
+      await handle.close();
+      const page = await tab(context, problems);
+      await page.goto(`${origin}/`);
+      await page.evaluate(`(() => {
+        const probe = document.createElement('button');
+        probe.id = 'probe';
+        probe.textContent = 'probe';
+        document.body.prepend(probe);
+        window.probe = { clicks: [], gaps: [] };
+        probe.addEventListener('click', (event) => window.probe.clicks.push(performance.now() - event.timeStamp));
+        let last = performance.now();
+        setInterval(() => { const now = performance.now(); window.probe.gaps.push(now - last); last = now; }, 20);
+      })()`);
+      await page.getByTestId('file-input').setInputFiles(file);
+      const bar = page.locator('.file progress').first();
+      await page.waitForFunction(
+        () => (document.querySelector('.file progress') as HTMLProgressElement)?.value > 0,
+      );
+      await page.evaluate('window.probe.gaps.length = 0');
+      // Clicks while the file is being read (a fast machine may finish before all six).
+      const roundTrips: number[] = [];
+      for (let i = 0; i < 6 && (await page.locator('.file.reading').count()) === 1; i++) {
+        const started = performance.now();
+        await page.click('#probe');
+        roundTrips.push(performance.now() - started);
+        await page.waitForTimeout(100);
+      }
+      const [value, max] = await bar.evaluate((p: HTMLProgressElement) => [p.value, p.max]);
+      // The timers' gaps over the whole read, which must succeed.
+      await page.locator('.file.read, .file.failed').first().waitFor({ timeout: 60_000 });
+      const probe = (await page.evaluate('window.probe')) as { clicks: number[]; gaps: number[] };
+      const ms = (values: number[]) => values.map((v) => v.toFixed(0)).join(', ');
+      console.log(
+        `clicks answered in ${ms(probe.clicks)} ms (round trips ${ms(roundTrips)} ms) while ${(value! / 1e6).toFixed(0)} of ${(max! / 1e6).toFixed(0)} MB were read; longest gap between 20 ms timers over the read: ${Math.max(...probe.gaps).toFixed(0)} ms`,
+      );
+      expect(await page.locator('.file.failed').count()).toBe(0);
+      expect(roundTrips.length).toBeGreaterThanOrEqual(3);
+      expect(probe.clicks).toHaveLength(roundTrips.length);
+      expect(Math.max(...probe.clicks)).toBeLessThan(250);
+      expect(Math.max(...probe.gaps)).toBeLessThan(250);
+      await page.close();
+      expect(problems).toEqual([]);
+      expect(blocked).toEqual([]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
