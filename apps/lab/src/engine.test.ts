@@ -1,6 +1,6 @@
 /**
  * `@allot/lab/engine`, the lab without Node.js: it bundles for a browser with nothing external and
- * no stub, never reaches the report page (which reads uPlot with node:fs), and its session replays
+ * no stub, never reaches the report page (which reads uPlot with node:fs), and its WhatIfLab replays
  * a trace to the figures `allot-lab replay --json` prints, measuring a row only once per device.
  */
 import { createReadStream, existsSync } from 'node:fs';
@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { findTracesDir } from '@allot/workloads/node';
 import { build } from 'esbuild';
 import { describe, expect, it } from 'vitest';
-import { LabSession, readTraces } from './engine';
+import { readTraces, WhatIfLab } from './engine';
 import { lab } from './lab';
 import { Capture } from './test-capture';
 
@@ -57,12 +57,12 @@ async function cliReplay(file: string, ...args: string[]) {
   };
 }
 
-async function session(file: string): Promise<LabSession> {
+async function opened(file: string): Promise<WhatIfLab> {
   const name = file.split('/').pop()!;
   const read = await readTraces(createReadStream(file), { name });
-  const session = new LabSession();
-  session.add(read, name);
-  return session;
+  const lab = new WhatIfLab();
+  lab.add(read, name);
+  return lab;
 }
 
 describe('@allot/lab/engine', () => {
@@ -86,7 +86,7 @@ describe('@allot/lab/engine', () => {
 
   it('replays a snapshot as replay --json does, and measures a row once per device', async () => {
     const cli = await cliReplay(fixture);
-    const lab = await session(fixture);
+    const lab = await opened(fixture);
     const first = lab.replay({ config: '', memory: null, fraction: null });
     const [trace] = first.traces;
     expect(trace!.recorded?.allocator).toBe(cli.recorded);
@@ -114,7 +114,7 @@ describe('@allot/lab/engine', () => {
   it.skipIf(trainDefault === null)(
     'gives the recorded row and expandable segments of train-default to the byte',
     async () => {
-      const lab = await session(trainDefault!);
+      const lab = await opened(trainDefault!);
       const cli = await cliReplay(trainDefault!, '--config', 'expandable_segments:True');
       const recorded = lab.replay({ config: '', memory: null, fraction: null }).traces[0]!;
       expect(recorded.recorded!.allocator).toBe(cli.recorded);

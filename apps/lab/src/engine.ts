@@ -18,16 +18,6 @@ export { canonicalOf, describeTrace } from './replay-rows';
 export { type Advice, adviceOf } from './report/explain';
 export type { Fidelity, LabResults, TorchFigures, WorkloadResult } from './run';
 export {
-  LabSession,
-  type ReadTracesOptions,
-  type RowBrief,
-  readTraces,
-  type SessionReplay,
-  type TraceBrief,
-  type WhatIf,
-  withoutFrames,
-} from './session';
-export {
   ASSUMED_MEMORY,
   describeDevice,
   deviceOf,
@@ -41,3 +31,13 @@ export {
   tune,
 } from './tune';
 export { formatBytes, formatCount, formatPercent, formatRatio, parseSize } from './units';
+export {
+  type ReadTracesOptions,
+  type RowBrief,
+  readTraces,
+  type TraceBrief,
+  type WhatIf,
+  type WhatIfAnswer,
+  WhatIfLab,
+  withoutFrames,
+} from './what-if';

@@ -3,7 +3,7 @@
  *
  * - **engine**: reads each file as a stream (a `File`'s `stream()`, or a fetch body for a file the
  *   local server names) through the lab's reader, with progress, keeps the traces in a
- *   `LabSession`, and answers each what-if with the report page of its replay and a brief per
+ *   `WhatIfLab`, and answers each what-if with the report page of its replay and a brief per
  *   trace. It hands a copy of each trace, without stack frames, to the tuner.
  * - **tuner**: runs the lab's search of settings on each trace, telling the page of every setting
  *   as it is tried. A newer request (other device figures) ends an older one between traces.
@@ -13,10 +13,10 @@ import {
   adviceOf,
   describeDevice,
   formatBytes,
-  LabSession,
   readTraces,
   type Trace,
   tune,
+  WhatIfLab,
   withoutFrames,
 } from '@allot/lab/engine';
 import { renderReport } from '@allot/lab/report';
@@ -80,7 +80,7 @@ function deviceMemory(trace: Trace): number | null {
 
 /** The engine (see the module comment). */
 function engine(): void {
-  const session = new LabSession();
+  const lab = new WhatIfLab();
   let tuner: MessagePort | null = null;
   let base: AllocatorSettings | null = null;
   const post = (message: FromEngine) => scope.postMessage(message);
@@ -99,7 +99,7 @@ function engine(): void {
         post({ type: 'progress', id, bytesRead, totalBytes, events });
       },
     });
-    session.add(traces, name);
+    lab.add(traces, name);
     const opened: OpenedTrace[] = traces.map((trace) => {
       const conf = trace.meta.torchAllocConf;
       const recordedConfig = typeof conf === 'string' ? conf : null;
@@ -120,7 +120,7 @@ function engine(): void {
   function replay(seq: number, knobs: Knobs): void {
     const started = performance.now();
     const whatIf = whatIfOf(knobs, base ?? recordedSettings(null));
-    const answer = session.replay(whatIf);
+    const answer = lab.replay(whatIf);
     post({
       type: 'replayed',
       seq,
@@ -144,7 +144,7 @@ function engine(): void {
         );
         return;
       case 'tuning':
-        session.setTuning(message.index, message.result ?? undefined);
+        lab.setTuning(message.index, message.result ?? undefined);
         return;
       case 'replay':
         try {

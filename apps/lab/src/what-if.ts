@@ -60,7 +60,7 @@ export interface TraceBrief {
 }
 
 /** The answer to a what-if. */
-export interface SessionReplay {
+export interface WhatIfAnswer {
   readonly results: LabResults;
   readonly traces: readonly TraceBrief[];
   /** The command line that gives the same figures. */
@@ -123,7 +123,7 @@ interface Kept {
 }
 
 /** The traces of a page, kept between replays (see the module comment). */
-export class LabSession {
+export class WhatIfLab {
   private readonly kept: Kept[] = [];
   /** Rows measured per trace under {@link deviceKey}, by name and setting. */
   private readonly measured = new WeakMap<Trace, Map<string, RowResult>>();
@@ -148,7 +148,7 @@ export class LabSession {
   }
 
   /** Replays every trace under `whatIf` (see the module comment). */
-  replay(whatIf: WhatIf, createdAt = new Date().toISOString()): SessionReplay {
+  replay(whatIf: WhatIf, createdAt = new Date().toISOString()): WhatIfAnswer {
     if (whatIf.fraction !== null && whatIf.memory === null) {
       throw new Error("a per-process memory fraction needs the card's memory it is a fraction of");
     }
