@@ -53,4 +53,27 @@ describe('the stack table', () => {
     const long = Array.from({ length: 100 }, (_, i) => i % 4);
     expect(table.framesOf(table.stackOfIds(long))).toHaveLength(MAX_STACK_FRAMES);
   });
+
+  it('keeps every stack when a full-size block of the pool is filled to its last id', () => {
+    // Blocks of 2^14, 2^15, ... 2^20 ids: 64-frame stacks fill each exactly, the first 2^20 one at
+    // 34,560 stacks; the next stack must start a new block, not the full one's first id again.
+    const table = new StackTable();
+    const frames = Array.from({ length: 256 }, (_, i) => table.frameRef('f.py', i, `f${i}`).id);
+    // Stack k: its index in base 256 in the first three frames (so every stack differs), then 61
+    // frames that vary with it.
+    const ids = (k: number) => {
+      const out = [frames[k % 256]!, frames[(k >> 8) % 256]!, frames[(k >> 16) % 256]!];
+      for (let i = 3; i < 64; i++) out.push(frames[(k * 7 + i * (1 + (k % 13))) % 256]!);
+      return out;
+    };
+    const count = 36_000;
+    const stacks: number[] = [];
+    for (let k = 0; k < count; k++) stacks.push(table.stackOfIds(ids(k)));
+    expect(new Set(stacks).size).toBe(count);
+    for (const k of [0, 34_559, 34_560, 34_561, count - 1]) {
+      expect(table.framesOf(stacks[k]!).map((f) => f.line)).toEqual(ids(k));
+    }
+    // Asked again, each stack is found, not stored twice.
+    for (const k of [0, 34_560, count - 1]) expect(table.stackOfIds(ids(k))).toBe(stacks[k]);
+  });
 });

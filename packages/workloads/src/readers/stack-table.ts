@@ -159,17 +159,16 @@ export class StackTable {
     this.stackOfRun = grow(this.stackOfRun, this.runs);
     let block = this.blocks[this.blocks.length - 1];
     const wide = this.frames.length > SHORT_IDS;
-    if (
-      block === undefined ||
-      (this.poolEnd & POOL_MASK) + n > block.length ||
-      (wide && block instanceof Uint16Array)
-    ) {
+    // Ids used in the last block: not `poolEnd & POOL_MASK`, which wraps to 0 once a full-size
+    // block is filled to its last id.
+    let at = this.poolEnd - ((this.blocks.length - 1) << POOL_BITS);
+    if (block === undefined || at + n > block.length || (wide && block instanceof Uint16Array)) {
       const size = block === undefined ? FIRST_BLOCK : Math.min(2 * block.length, POOL_BLOCK);
       block = wide ? new Int32Array(size) : new Uint16Array(size);
       this.blocks.push(block);
       this.poolEnd = (this.blocks.length - 1) << POOL_BITS;
+      at = 0;
     }
-    const at = this.poolEnd & POOL_MASK;
     for (let i = 0; i < n; i++) block[at + i] = ids[i]!;
     this.starts[run] = this.poolEnd;
     this.lengths[run] = n;
