@@ -11,18 +11,16 @@
  * The worker travels inside app.js and starts from a blob: a page opened from file:// may not load
  * a worker script from a file. Nothing is left to fetch at run time: no CDN, font or script.
  *
- * The lab's report page (`@allot/lab/report`) reads uPlot's script and style with `node:fs`; here
- * those two imports of that one module are answered with the two files themselves, read now. Any
- * other Node.js module anywhere fails the build (esbuild's "Could not resolve").
+ * The lab's report page (`@allot/lab/report`) needs no Node.js module: uPlot is bundled from the
+ * `uplot` package (report-view.ts), its style as text. Any Node.js module anywhere fails the build
+ * (esbuild's "Could not resolve").
  */
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { join, sep } from 'node:path';
+import { join } from 'node:path';
 import { build } from 'esbuild';
 
 const here = import.meta.dirname;
 const out = join(here, 'dist');
-const require = createRequire(import.meta.url);
 
 /**
  * What the page may load and connect to (serve.ts in the lab sends the same as a header): nothing
@@ -32,36 +30,6 @@ export const CONTENT_SECURITY_POLICY =
   "default-src 'none'; script-src 'self' 'unsafe-inline' 'unsafe-eval' blob:; worker-src blob:; " +
   "style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; connect-src 'self'; " +
   "base-uri 'none'; form-action 'none'";
-
-const UPLOT = {
-  'uPlot.iife.min.js': readFileSync(require.resolve('uplot/dist/uPlot.iife.min.js'), 'utf8'),
-  'uPlot.min.css': readFileSync(require.resolve('uplot/dist/uPlot.min.css'), 'utf8'),
-};
-
-/** `fs` and `module` for the lab's report page only: uPlot's two files, by name. */
-const reportAssets = {
-  name: 'report-assets',
-  setup(build) {
-    const report = `${sep}lab${sep}dist${sep}report.js`;
-    build.onResolve({ filter: /^(node:)?(fs|module)$/ }, (args) =>
-      args.importer.endsWith(report)
-        ? { path: args.path.replace(/^node:/, ''), namespace: 'report-assets' }
-        : undefined,
-    );
-    build.onLoad({ filter: /.*/, namespace: 'report-assets' }, (args) => ({
-      loader: 'js',
-      contents:
-        args.path === 'fs'
-          ? `const files = ${JSON.stringify(UPLOT)};
-export function readFileSync(path) {
-  const file = files[String(path).split('/').pop()];
-  if (file === undefined) throw new Error('no file ' + path + ' in the browser');
-  return file;
-}`
-          : 'export function createRequire() { return { resolve: (id) => id }; }',
-    }));
-  },
-};
 
 const common = {
   bundle: true,
@@ -75,12 +43,12 @@ const common = {
   // tsup keeps `import '@allot/stats'` for modules whose imports were all types: nothing to run.
   logOverride: { 'ignored-bare-import': 'silent' },
   define: { 'import.meta.url': '"about:blank"' },
+  loader: { '.css': 'text' },
 };
 
 const worker = await build({
   ...common,
   entryPoints: [join(here, 'src', 'worker.ts')],
-  plugins: [reportAssets],
 });
 const workerText = worker.outputFiles[0].text;
 

@@ -1,8 +1,9 @@
 /**
- * `@allot/lab/report`: the report page of a run's results, as `allot-lab` writes
- * `lab-report/index.html`. It inlines uPlot's script and style, which `uplotAssets()` reads from the
- * installed `uplot` package with `node:fs`; a bundle for a browser supplies those two files in its
- * place (the web app's build does).
+ * `@allot/lab/report`: the report page of a run's results, without Node.js (a browser bundle needs
+ * no shim): `renderReportWith` takes uPlot's script and style from its caller (`allot-lab` reads
+ * them from the installed `uplot` package), `pageData` is the page's data block, and `DRAW_REPORT`
+ * the source of the page's `drawReport(root, data)`, for a page that draws the report itself.
  */
-export { renderReport, uplotAssets } from './report/html';
+export { DRAW_REPORT } from './report/client-script';
+export { pageData, REPORT_STYLE, renderReportWith } from './report/page';
 export type { LabResults } from './run';

@@ -178,6 +178,18 @@ describe.skipIf(!hasChromium)('the HTML report in headless Chromium', () => {
     expect(byEvent.timelines).toHaveLength(1);
     expect(byEvent.timelines[0]!.inked).toBeGreaterThan(100);
 
+    // drawReport(root, data) again, as the web app does on each replay: the charts are replaced,
+    // the old ones destroyed, and the radios answer once.
+    const again = (await tab.evaluate(`(() => {
+      const data = JSON.parse(document.getElementById('lab-data').textContent);
+      delete document.body.dataset.rendered;
+      drawReport(document.body, data);
+      drawReport(document.body, data);
+      return { uplots: document.querySelectorAll('.uplot').length,
+        rendered: document.body.dataset.rendered, charts: window.labReport.charts.length };
+    })()`)) as { uplots: number; rendered: string; charts: number };
+    expect(again).toEqual({ uplots: 2, rendered: 'true', charts: 1 });
+
     expect(problems).toEqual([]);
     expect(requests).toEqual([]);
   });

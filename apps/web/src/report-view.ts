@@ -1,50 +1,46 @@
 /**
- * The lab's HTML report, live: each replay's report page (the lab's own `renderReport`, made in
- * the worker) goes into the page as it is, so the app and `allot-lab replay` show one report. Its
- * styles and uPlot are put in once; its sections, its data block and its tooltip replace the
- * last replay's; then the report's own script draws them, as it does when the file is opened.
- *
- * The report's header (its title and the command line) is left out: the page has its own, and
- * states the command beside the what-if.
+ * The lab's HTML report, live: each replay's report page (the lab's own `renderReportWith`, made in
+ * the worker without its header: the page has its own, and states the command beside the
+ * what-if) goes into the page, and the report's own `drawReport(root, data)` draws it from the
+ * page's data block, as it does when the file is opened. uPlot comes from the `uplot` package,
+ * bundled here; its style and the report's are put in once.
  */
+import { DRAW_REPORT } from '@allot/lab/report';
+import uPlot from 'uplot';
+import uplotStyle from 'uplot/dist/uPlot.min.css';
 import { byId } from './format';
 
-/** Runs a script's text in the page, as the report's own `<script>` elements run. */
-function run(text: string): void {
-  const script = document.createElement('script');
-  script.textContent = text;
-  document.head.append(script);
-  script.remove();
+type DrawReport = (root: HTMLElement, data: unknown) => void;
+
+/** The report's `drawReport`, with the bundled uPlot in its scope. */
+function drawReportFunction(): DrawReport {
+  return new Function('uPlot', `${DRAW_REPORT}\nreturn drawReport;`)(uPlot) as DrawReport;
 }
 
 export class ReportView {
   private readonly root = byId('report');
-  private installed = false;
+  private draw: DrawReport | null = null;
 
   show(html: string): void {
     const page = new DOMParser().parseFromString(html, 'text/html');
-    const scripts = [...page.body.querySelectorAll('script:not([type])')].map(
-      (s) => s.textContent ?? '',
-    );
-    for (const script of page.body.querySelectorAll('script:not([type])')) script.remove();
-    page.body.querySelector('h1')?.remove();
-    page.body.querySelector('p.muted.small')?.remove(); // the command, the date, Node
-    if (!this.installed) {
-      for (const style of page.head.querySelectorAll('style')) {
-        document.head.append(document.importNode(style, true));
+    const data = JSON.parse(page.getElementById('lab-data')?.textContent ?? '{"workloads":[]}');
+    for (const script of page.body.querySelectorAll('script')) script.remove();
+    if (!this.draw) {
+      const style = document.createElement('style');
+      style.textContent = uplotStyle;
+      document.head.append(style);
+      for (const own of page.head.querySelectorAll('style')) {
+        if (own.textContent) document.head.append(document.importNode(own, true));
       }
-      this.installed = true;
+      this.draw = drawReportFunction();
     }
     // Keep the page where it is while the sections are replaced.
     this.root.style.minHeight = `${this.root.offsetHeight}px`;
     this.root.replaceChildren(
       ...[...page.body.childNodes].map((node) => document.importNode(node, true)),
     );
-    for (const text of scripts) {
-      // uPlot once; the report's script on every replay.
-      if (text.startsWith('var uPlot=') && 'uPlot' in window) continue;
-      run(text);
-    }
+    this.draw(this.root, data);
     this.root.style.minHeight = '';
+    document.body.dataset.rendered = 'true';
   }
 }

@@ -19,7 +19,7 @@ import {
   WhatIfLab,
   withoutFrames,
 } from '@allot/lab/engine';
-import { renderReport } from '@allot/lab/report';
+import { renderReportWith } from '@allot/lab/report';
 import { knobsOf, recordedSettings, whatIfOf } from './knobs';
 import type {
   FileSource,
@@ -124,7 +124,8 @@ function engine(): void {
     post({
       type: 'replayed',
       seq,
-      html: renderReport(answer.results),
+      // uPlot and its style are the page's own (report-view.ts); the page has its own header.
+      html: renderReportWith(answer.results, { script: '', style: '' }, { header: false }),
       traces: answer.traces,
       command: answer.command,
       config: whatIf.config,

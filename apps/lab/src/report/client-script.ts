@@ -17,11 +17,19 @@
  * `window.labReport.timelines[w].locate(id)` gives the page position of a drawn allocation (tests).
  *
  * Kept as plain ES2017 in a string: it is inlined into the page as is, with no bundling step.
+ * `DRAW_REPORT` is the source of `drawReport(root, data)`, which draws the sections under `root`
+ * from the page data (`pageData`) and may be called again on new data (the web app does, on each
+ * replay): it destroys its charts and listeners first. It needs uPlot as a global or in scope.
  */
-export const CLIENT_SCRIPT = `
-(function () {
+export const DRAW_REPORT = `
+function drawReport(root, data) {
   'use strict';
-  var data = JSON.parse(document.getElementById('lab-data').textContent);
+  if (root.labReportDestroy) root.labReportDestroy();
+  var plots = [], cleanups = [];
+  function listen(target, type, listener) {
+    target.addEventListener(type, listener);
+    cleanups.push(function () { target.removeEventListener(type, listener); });
+  }
   // The rows' lines: no red or pink among them, PyTorch's recorded line is the one red line.
   var PYTORCH = '#d62728';
   var COLORS = ['#4e79a7', '#f28e2b', '#59a14f', '#b07aa1', '#76b7b2', '#edc948', '#9c755f',
@@ -29,7 +37,7 @@ export const CLIENT_SCRIPT = `
   var BANDS = ['#4e79a7', '#f28e2b', '#59a14f', '#e15759', '#b07aa1', '#76b7b2', '#edc948',
     '#9c755f', '#ff9da7', '#86bcb6', '#a0cbe8', '#ffbe7d', '#8cd17d', '#f1ce63', '#d4a6c8'];
   var LIVE = '#1f4e79', FREE = '#e4e7eb', MIXED = '#8fb0d0', EDGE = '#222', REST = '#cfd3d8';
-  var tooltip = document.getElementById('lab-tooltip');
+  var tooltip = root.querySelector('#lab-tooltip');
   var axisMode = 'time';
   window.labReport = { charts: [], timelines: [] };
 
@@ -74,7 +82,7 @@ export const CLIENT_SCRIPT = `
   for (var e = -6; e < 16; e++) [1, 2, 5].forEach(function (m) { DECIMAL.push(+(m * Math.pow(10, e)).toPrecision(1)); });
   var PERCENT_INCRS = [0.05, 0.1, 0.2, 0.25, 0.5, 1];
 
-  function chartWidth(el) { return Math.max(240, Math.min(1200, el.clientWidth || 900)); }
+  function chartWidth(el) { return Math.max(200, Math.min(1200, el.clientWidth || 900)); }
   function useTime(workload) { return axisMode === 'time' && !!workload.explain && !!workload.explain.gridSeconds; }
   function xLabel(workload) {
     return useTime(workload) ? 'time (s since the first event)' : 'event (allocations and frees, in trace order)';
@@ -154,7 +162,9 @@ export const CLIENT_SCRIPT = `
       hooks: { draw: [peakMarker(workload)] }
     };
     el.innerHTML = '';
-    return new uPlot(opts, joined, el);
+    var plot = new uPlot(opts, joined, el);
+    plots.push(plot);
+    return plot;
   }
 
   function rowX(workload, r) {
@@ -510,10 +520,12 @@ export const CLIENT_SCRIPT = `
   }
 
   function drawAll() {
+    plots.forEach(function (plot) { plot.destroy(); });
+    plots = [];
     window.labReport.charts = [];
     window.labReport.timelines = [];
     data.workloads.forEach(function (workload, w) {
-      var section = document.getElementById('workload-' + w);
+      var section = root.querySelector('#workload-' + w);
       if (!section || workload.rows.length === 0) return;
       window.labReport.charts[w] = { memory: drawMemory(section, workload) };
       drawFragmentation(section, workload);
@@ -523,7 +535,7 @@ export const CLIENT_SCRIPT = `
 
   function drawEverything() {
     data.workloads.forEach(function (workload, w) {
-      var section = document.getElementById('workload-' + w);
+      var section = root.querySelector('#workload-' + w);
       if (section && workload.rows.length > 0) drawLayouts(section, workload);
     });
     drawAll();
@@ -532,7 +544,7 @@ export const CLIENT_SCRIPT = `
   drawEverything();
   // Charts are drawn to the page's width: a window made narrower or wider draws them again.
   var drawnWidth = document.documentElement.clientWidth, resizing = null;
-  window.addEventListener('resize', function () {
+  listen(window, 'resize', function () {
     clearTimeout(resizing);
     resizing = setTimeout(function () {
       if (document.documentElement.clientWidth === drawnWidth) return;
@@ -540,13 +552,25 @@ export const CLIENT_SCRIPT = `
       drawEverything();
     }, 150);
   });
-  Array.prototype.forEach.call(document.querySelectorAll('input[name="x-axis"]'), function (input) {
-    input.addEventListener('change', function () {
+  Array.prototype.forEach.call(root.querySelectorAll('input[name="x-axis"]'), function (input) {
+    listen(input, 'change', function () {
       if (!input.checked) return;
       axisMode = input.value;
       drawAll();
     });
   });
-  document.body.setAttribute('data-rendered', 'true');
-})();
+  root.labReportDestroy = function () {
+    clearTimeout(resizing);
+    cleanups.forEach(function (cleanup) { cleanup(); });
+    plots.forEach(function (plot) { plot.destroy(); });
+    plots = [];
+    root.labReportDestroy = null;
+  };
+  root.dataset.rendered = 'true';
+}
+`;
+
+/** The page's script: the function above, run on the page's data block. */
+export const CLIENT_SCRIPT = `${DRAW_REPORT}
+drawReport(document.body, JSON.parse(document.getElementById('lab-data').textContent));
 `;

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { findRow } from '../registry';
 import { checkTargets, countFailures, type LabResults, runWorkloads } from '../run';
 import { renderReport } from './html';
+import { pageData, renderReportWith } from './page';
 
 function results(): LabResults {
   const workloads = runWorkloads(
@@ -88,5 +89,17 @@ describe('the out-of-memory section', () => {
     expect(html).toContain('Out of memory, as recorded');
     expect(html).toMatch(/out of memory recorded at entry 7: a 1\.00 GiB request on stream 0/);
     expect(html).toContain('requested at step &lt;script&gt; (train.py:9)');
+  });
+});
+
+describe('renderReportWith', () => {
+  it('takes uPlot from its caller, and leaves the header out on request', () => {
+    const run = results();
+    const html = renderReportWith(run, { script: '/*u*/', style: '/*s*/' }, { header: false });
+    expect(html).toContain('<script>/*u*/</script>');
+    expect(html).toContain('<style>/*s*/</style>');
+    expect(html).not.toContain('<h1>');
+    expect(html).not.toContain('allot-lab test');
+    expect(html).toContain(JSON.stringify(pageData(run)).replaceAll('<', '\\u003c').slice(0, 60));
   });
 });
