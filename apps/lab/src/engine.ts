@@ -14,6 +14,9 @@ export {
 } from '@allot/caching';
 export type { ReadProgress, Trace } from '@allot/workloads';
 export type { LayoutView, RowResult, Series } from './measure';
+export { type GroupBy, type GrownGroup, grownGroups, peakGroupsOf } from './peak-groups';
+export type { DeviceModel } from './pool-instance';
+export { BLOCK_FIELDS, type PoolState, PoolStepper } from './pool-state';
 export { canonicalOf, describeTrace } from './replay-rows';
 export { type Advice, adviceOf } from './report/explain';
 export type { Fidelity, LabResults, TorchFigures, WorkloadResult } from './run';
