@@ -19,6 +19,7 @@ import type {
   ToTuner,
 } from './protocol';
 import { ReportView } from './report-view';
+import { StateView } from './state-view';
 import { TunerView } from './tuner-view';
 
 const source = URL.createObjectURL(new Blob([workerSource], { type: 'text/javascript' }));
@@ -44,6 +45,28 @@ let replaySeq = 0;
 let inFlight = 0;
 let pending = false;
 let tuneSeq = 0;
+/** State requests: the one the worker has, and the latest waiting behind it. */
+let stateSeq = 0;
+let stateInFlight = false;
+let stateWaiting: { trace: number; event: number } | null = null;
+
+function askState(trace: number, event: number): void {
+  if (knobs === null) return;
+  if (stateInFlight) {
+    stateWaiting = { trace, event };
+    return;
+  }
+  stateInFlight = true;
+  toEngine({ type: 'state', seq: ++stateSeq, trace, event, knobs });
+}
+
+function stateAnswered(): void {
+  stateInFlight = false;
+  const next = stateWaiting;
+  stateWaiting = null;
+  if (next !== null) askState(next.trace, next.event);
+}
+const stateView = new StateView(askState);
 
 function replay(): void {
   if (knobs === null || traces.length === 0) return;
@@ -70,6 +93,8 @@ function changed(next: Knobs): void {
     knobs === null || next.memoryGiB !== knobs.memoryGiB || next.fraction !== knobs.fraction;
   knobs = next;
   replay();
+  const shown = stateView.current();
+  if (shown !== null) askState(shown.trace, shown.event);
   if (device) search();
 }
 
@@ -107,6 +132,7 @@ engine.addEventListener('message', (event: MessageEvent<FromEngine>) => {
         knobs = controls.knobs();
         search();
       }
+      stateView.add(message.traces);
       replay();
       return;
     }
@@ -119,6 +145,14 @@ engine.addEventListener('message', (event: MessageEvent<FromEngine>) => {
         pending = false;
         replay();
       }
+      return;
+    case 'state':
+      stateAnswered();
+      stateView.show(message.trace, message.state);
+      return;
+    case 'inspect-failed':
+      stateAnswered();
+      stateView.failed(message.message);
       return;
     case 'replay-failed':
       if (message.seq === inFlight) inFlight = 0;

@@ -9,7 +9,16 @@
  *  page ◄── progress, opened, failed, replayed ── engine      tuner ── tried, tuned ──► page
  * ```
  */
-import type { Advice, RowBrief, Trace, TraceBrief, TuneResult } from '@allot/lab/engine';
+import type {
+  Advice,
+  GroupBy,
+  GrownGroup,
+  PoolState,
+  RowBrief,
+  Trace,
+  TraceBrief,
+  TuneResult,
+} from '@allot/lab/engine';
 
 /** The settings and the device the page's controls state. */
 export interface Knobs {
@@ -48,7 +57,24 @@ export type ToEngine =
   | { readonly type: 'replay'; readonly seq: number; readonly knobs: Knobs }
   /** The tuner's search on trace `index`, for the report's advice (null: forget it). */
   | { readonly type: 'tuning'; readonly index: number; readonly result: TuneResult | null }
-  | { readonly type: 'tuner'; readonly port: MessagePort };
+  | { readonly type: 'tuner'; readonly port: MessagePort }
+  | StateRequest
+  /** The allocations that grew from trace `before`'s peak to trace `after`'s. */
+  | {
+      readonly type: 'compare';
+      readonly seq: number;
+      readonly before: number;
+      readonly after: number;
+    };
+
+/** The pool of trace `trace` just after event `event`, under the controls' settings. */
+export interface StateRequest {
+  readonly type: 'state';
+  readonly seq: number;
+  readonly trace: number;
+  readonly event: number;
+  readonly knobs: Knobs;
+}
 
 export type FromEngine =
   | {
@@ -71,7 +97,20 @@ export type FromEngine =
       readonly config: string;
       readonly milliseconds: number;
     }
-  | { readonly type: 'replay-failed'; readonly seq: number; readonly message: string };
+  | { readonly type: 'replay-failed'; readonly seq: number; readonly message: string }
+  | {
+      readonly type: 'state';
+      readonly seq: number;
+      readonly trace: number;
+      readonly state: PoolState;
+    }
+  | {
+      readonly type: 'compared';
+      readonly seq: number;
+      readonly by: GroupBy;
+      readonly groups: readonly GrownGroup[];
+    }
+  | { readonly type: 'inspect-failed'; readonly seq: number; readonly message: string };
 
 export type ToTuner =
   | { readonly type: 'engine'; readonly port: MessagePort }

@@ -20,6 +20,7 @@ import {
   withoutFrames,
 } from '@allot/lab/engine';
 import { renderReportWith } from '@allot/lab/report';
+import { inspector } from './inspect';
 import { knobsOf, recordedSettings, whatIfOf } from './knobs';
 import type {
   FileSource,
@@ -84,6 +85,7 @@ function engine(): void {
   let tuner: MessagePort | null = null;
   let base: AllocatorSettings | null = null;
   const post = (message: FromEngine) => scope.postMessage(message);
+  const inspect = inspector(lab, () => base ?? recordedSettings(null), post);
 
   async function open(id: number, source: FileSource): Promise<void> {
     const { name, total, stream } = await bytesOf(source);
@@ -146,6 +148,10 @@ function engine(): void {
         return;
       case 'tuning':
         lab.setTuning(message.index, message.result ?? undefined);
+        return;
+      case 'state':
+      case 'compare':
+        inspect(message);
         return;
       case 'replay':
         try {

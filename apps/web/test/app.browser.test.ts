@@ -14,12 +14,13 @@
  * be made. No console error or warning may appear.
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { createReadStream, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
+import { readTraces, WhatIfLab } from '@allot/lab/engine';
 import { torchSnapshotChunks } from '@allot/workloads';
 import { findTracesDir } from '@allot/workloads/node';
 import type { BrowserContext, Page } from 'playwright-core';
@@ -54,6 +55,17 @@ async function cliPeaks(file: string, ...args: string[]) {
   };
   const peaks = new Map(workload.rows.map((row) => [row.allocator, row.peakReservedBytes]));
   return { recorded: peaks.get(workload.torch.fidelity.allocator), peaks };
+}
+
+/** The engine in Node.js on `file` at PyTorch's defaults: its events and the reserved bytes at its end. */
+async function engineEnd(file: string): Promise<{ events: number; reserved: number }> {
+  const lab = new WhatIfLab();
+  lab.add(await readTraces(createReadStream(file), { name: file }), file);
+  const answer = lab.replay({ config: '', memory: null, fraction: null });
+  const workload = answer.results.workloads[0]!;
+  const row = workload.rows.find((row) => row.allocator === answer.traces[0]!.whatIf.allocator)!;
+  expect(row.series.event.at(-1)).toBe(workload.events);
+  return { events: workload.events, reserved: row.series.reservedBytes.at(-1)! };
 }
 
 /** `allot-lab serve FILES...` on a free port: the process and the URL it prints. */
@@ -148,6 +160,34 @@ describe.skipIf(!hasChromium)('the web app in headless Chromium', () => {
       await page.waitForSelector('body[data-rendered="true"]');
       expect(await page.locator('.uplot canvas').count()).toBeGreaterThan(0);
       expect(await page.locator('figure.layout canvas').count()).toBeGreaterThan(0);
+      await page.close();
+      expect(problems).toEqual([]);
+      expect(blocked).toEqual([]);
+    },
+  );
+
+  it.skipIf(trainDefault === null)(
+    "steps through the pool's state event by event with the arrow keys",
+    async () => {
+      const end = await engineEnd(trainDefault!);
+      const page = await tab(context, problems);
+      await page.goto(`${origin}/`);
+      await page.getByTestId('file-input').setInputFiles(trainDefault!);
+      const at = (event: number) =>
+        page
+          .locator(`[data-testid="state-event"][data-state="ready"][data-event="${event}"]`)
+          .waitFor({ timeout: 60_000 });
+      await at(0);
+      await page.getByTestId('state-slider').focus();
+      for (let i = 0; i < 3; i++) await page.keyboard.press('ArrowRight');
+      await at(3);
+      await page.keyboard.press('End');
+      await at(end.events - 1);
+      const reserved = page.getByTestId('state-reserved');
+      expect(Number(await reserved.getAttribute('data-bytes'))).toBe(end.reserved);
+      // Back 1 % of the trace, replayed from the start.
+      await page.keyboard.press('Shift+ArrowLeft');
+      await at(end.events - 1 - Math.round(end.events / 100));
       await page.close();
       expect(problems).toEqual([]);
       expect(blocked).toEqual([]);
