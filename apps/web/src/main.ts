@@ -5,6 +5,7 @@
  * for it, then the latest is replayed). The tuner worker searches the settings beside it.
  */
 import workerSource from 'virtual:worker';
+import { CompareView } from './compare-view';
 import { ControlsView } from './controls-view';
 import { FilesView } from './files-view';
 import { byId } from './format';
@@ -67,6 +68,9 @@ function stateAnswered(): void {
   if (next !== null) askState(next.trace, next.event);
 }
 const stateView = new StateView(askState);
+const compare = new CompareView();
+/** The seq of the comparison asked of the worker (the first two traces), 0 before. */
+let compareSeq = 0;
 
 function replay(): void {
   if (knobs === null || traces.length === 0) return;
@@ -133,12 +137,17 @@ engine.addEventListener('message', (event: MessageEvent<FromEngine>) => {
         search();
       }
       stateView.add(message.traces);
+      if (compareSeq === 0 && traces.length >= 2) {
+        compareSeq = ++stateSeq;
+        toEngine({ type: 'compare', seq: compareSeq, before: 0, after: 1 });
+      }
       replay();
       return;
     }
     case 'replayed':
       if (message.seq === inFlight) inFlight = 0;
       peaks.show(message.traces, message.command, message.milliseconds);
+      compare.showPeaks(message.traces);
       report.show(message.html);
       document.body.dataset.replayed = String(message.seq);
       if (pending) {
@@ -150,7 +159,14 @@ engine.addEventListener('message', (event: MessageEvent<FromEngine>) => {
       stateAnswered();
       stateView.show(message.trace, message.state);
       return;
+    case 'compared':
+      compare.showGrown(message.by, message.groups);
+      return;
     case 'inspect-failed':
+      if (message.seq === compareSeq) {
+        compare.failed(message.message);
+        return;
+      }
       stateAnswered();
       stateView.failed(message.message);
       return;

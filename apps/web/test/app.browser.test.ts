@@ -67,6 +67,8 @@ async function engineEnd(file: string): Promise<{ events: number; reserved: numb
   expect(row.series.event.at(-1)).toBe(workload.events);
   return { events: workload.events, reserved: row.series.reservedBytes.at(-1)! };
 }
+const inferDefault =
+  trainDefault === null ? null : join(trainDefault, '..', 'infer-default.pickle.gz');
 
 /** `allot-lab serve FILES...` on a free port: the process and the URL it prints. */
 async function serve(...files: string[]): Promise<{ child: ChildProcess; url: string }> {
@@ -188,6 +190,35 @@ describe.skipIf(!hasChromium)('the web app in headless Chromium', () => {
       // Back 1 % of the trace, replayed from the start.
       await page.keyboard.press('Shift+ArrowLeft');
       await at(end.events - 1 - Math.round(end.events / 100));
+      await page.close();
+      expect(problems).toEqual([]);
+      expect(blocked).toEqual([]);
+    },
+  );
+
+  it.skipIf(inferDefault === null || !existsSync(inferDefault))(
+    'compares two snapshots: the peaks, their difference and the allocations that grew',
+    async () => {
+      const [train, infer] = await Promise.all([cliPeaks(trainDefault!), cliPeaks(inferDefault!)]);
+      const page = await tab(context, problems);
+      await page.goto(`${origin}/`);
+      await page.getByTestId('file-input').setInputFiles(trainDefault!);
+      await predicted(page);
+      await page.getByTestId('file-input').setInputFiles(inferDefault!);
+      const difference = page.getByTestId('peak-difference');
+      const expected = infer.recorded! - train.recorded!;
+      await page.locator(`[data-testid="peak-difference"][data-bytes="${expected}"]`).waitFor({
+        timeout: 60_000,
+      });
+      expect(Number(await difference.getAttribute('data-bytes'))).toBe(expected);
+      const grown = page.locator('[data-testid="grown"] li');
+      await grown.first().waitFor({ timeout: 60_000 });
+      const figures = (await grown.evaluateAll((items) =>
+        items.map((item) => Number(item.getAttribute('data-grown'))),
+      )) as number[];
+      expect(figures.length).toBeGreaterThan(0);
+      expect(figures.every((bytes) => bytes > 0)).toBe(true);
+      expect(figures).toEqual([...figures].sort((a, b) => b - a));
       await page.close();
       expect(problems).toEqual([]);
       expect(blocked).toEqual([]);
