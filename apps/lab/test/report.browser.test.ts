@@ -4,7 +4,7 @@
  * logged no errors. Skipped, with a message, where no Chromium executable exists; set CHROMIUM_PATH
  * to use another one.
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
@@ -60,7 +60,7 @@ const FIGURES = `(() => {
     layouts: figures('figure.layout canvas'),
     titles: texts('.u-title'),
     legend: texts('.u-legend .u-series .u-label'),
-    timelines: figures('.timeline canvas'),
+    timelines: figures('.timeline canvas:not(.timeline-overview)'),
     same: texts('span.same'),
     diagnosis: diagnosis ? diagnosis.textContent : '',
     peakRows: [...document.querySelectorAll('table.peak-table tbody tr')].map((r) => r.textContent),
@@ -231,6 +231,87 @@ describe.skipIf(!hasChromium)('the HTML report in headless Chromium', () => {
       expect(figures.timelines).toHaveLength(2);
       await tab.close();
     }
+  });
+
+  const TRAIN = '/work/shared/traces/pytorch-h100/train-default.pickle.gz';
+  describe.skipIf(!existsSync(TRAIN))('the active-memory timeline of a training snapshot', () => {
+    let page = '';
+    beforeAll(async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'allot-lab-timeline-'));
+      const status = await lab(['replay', TRAIN, '--allocators', 'caching', '--quiet'], {
+        stdout: new Sink(),
+        stderr: new Sink(),
+        cwd: dir,
+      });
+      expect(status).toBe(0);
+      page = join(dir, 'lab-report', 'index.html');
+    });
+    type Range = { from: number; to: number; first: number; last: number };
+    const range = (tab: Page) =>
+      tab.evaluate('window.labReport.timelines[0].range()') as Promise<Range>;
+
+    it('draws thousands of allocations, zooms to a dragged range, pans, and resets', async () => {
+      const { tab, problems } = await open(context, page);
+      const drawn = (await tab.evaluate('window.labReport.timelines[0].drawn')) as number;
+      expect(drawn).toBeGreaterThanOrEqual(1000);
+      await tab.locator('.timeline canvas').first().scrollIntoViewIfNeeded();
+      const box = (await tab.locator('.timeline canvas').first().boundingBox())!;
+      const whole = await range(tab);
+      // Drag across the middle of the plot (84 px of axis on the left).
+      const plotLeft = box.x + 84;
+      const plotWidth = box.width - 96;
+      await tab.mouse.move(plotLeft + plotWidth * 0.4, box.y + 150);
+      await tab.mouse.down();
+      await tab.mouse.move(plotLeft + plotWidth * 0.5, box.y + 150, { steps: 4 });
+      await tab.mouse.move(plotLeft + plotWidth * 0.6, box.y + 150, { steps: 4 });
+      await tab.mouse.up();
+      const zoomed = await range(tab);
+      const span = whole.to - whole.from;
+      expect(zoomed.from).toBeCloseTo(whole.from + span * 0.4, 1);
+      expect(zoomed.to).toBeCloseTo(whole.from + span * 0.6, 1);
+      // Drag the strip's window to the right: the same width, later.
+      const strip = (await tab.locator('.timeline canvas.timeline-overview').boundingBox())!;
+      const middle = plotLeft + plotWidth * 0.5;
+      await tab.mouse.move(middle, strip.y + strip.height / 2);
+      await tab.mouse.down();
+      await tab.mouse.move(middle + plotWidth * 0.1, strip.y + strip.height / 2, { steps: 4 });
+      await tab.mouse.up();
+      const panned = await range(tab);
+      expect(panned.to - panned.from).toBeCloseTo(zoomed.to - zoomed.from, 6);
+      expect(panned.from).toBeCloseTo(zoomed.from + span * 0.1, 1);
+      // A double-click shows the whole run again.
+      await tab.mouse.dblclick(plotLeft + plotWidth * 0.5, box.y + 150);
+      expect(await range(tab)).toEqual(whole);
+      expect(problems).toEqual([]);
+      await tab.close();
+    });
+
+    it('pins the tooltip on a click: it stays when the mouse leaves, until Escape', async () => {
+      const { tab, problems } = await open(context, page);
+      const visible = () =>
+        tab.evaluate(
+          `(() => { const t = document.getElementById('lab-tooltip'); return t.style.display === 'none' ? '' : t.innerText; })()`,
+        ) as Promise<string>;
+      const id = (await tab.evaluate(
+        `(() => { const d = JSON.parse(document.getElementById('lab-data').textContent);
+          const all = d.workloads[0].explain.timeline.allocations;
+          return all.reduce((a, b) => (b.size * (b.to - b.from) > a.size * (a.to - a.from) ? b : a)).id; })()`,
+      )) as number;
+      const where = (await tab.evaluate(`window.labReport.timelines[0].locate(${id})`)) as {
+        x: number;
+        y: number;
+      };
+      const text = await hoverAt(tab, where.x, where.y);
+      expect(text).toMatch(new RegExp(`block ${id}`));
+      await tab.mouse.down();
+      await tab.mouse.up();
+      await tab.mouse.move(2, 2);
+      expect(await visible()).toMatch(new RegExp(`block ${id}`));
+      await tab.keyboard.press('Escape');
+      expect(await visible()).toBe('');
+      expect(problems).toEqual([]);
+      await tab.close();
+    });
   });
 
   describe('of a PyTorch snapshot with a starting state, at 1280 and 390 px', () => {

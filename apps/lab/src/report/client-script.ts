@@ -6,8 +6,8 @@
  *  memory over time        uPlot: live, PyTorch's recorded reserved, each row's reserved
  *  fragmentation over time uPlot: each row's external fragmentation
  *  active-memory timeline  canvas: the largest allocations stacked in allocation order over the
- *                          rest (one band), as in PyTorch's memory_viz; hover for size, times,
- *                          stream and stack frames
+ *                          rest (one band), as in PyTorch's memory_viz; zooms, pans, and pins its
+ *                          tooltip (client-timeline.ts)
  *  layout at peak          canvas per row, every row to one scale (bytes per pixel); hover on blocks
  * ```
  *
@@ -21,6 +21,8 @@
  * from the page data (`pageData`) and may be called again on new data (the web app does, on each
  * replay): it destroys its charts and listeners first. It needs uPlot as a global or in scope.
  */
+import { TIMELINE_SCRIPT } from './client-timeline';
+
 export const DRAW_REPORT = `
 function drawReport(root, data) {
   'use strict';
@@ -89,7 +91,14 @@ function drawReport(root, data) {
   }
   function xFormat(workload) { return useTime(workload) ? secs : count; }
 
+  // A pinned tooltip (the timeline's, on a click) stays until it is unpinned.
+  var tooltipPinned = false;
+  function pinTooltip(on) {
+    tooltipPinned = on;
+    tooltip.classList.toggle('pinned', on);
+  }
   function showTooltip(html, ev) {
+    if (tooltipPinned) return;
     tooltip.innerHTML = html;
     tooltip.style.display = 'block';
     var x = ev.pageX + 14, y = ev.pageY + 14;
@@ -98,7 +107,7 @@ function drawReport(root, data) {
     tooltip.style.left = x + 'px';
     tooltip.style.top = y + 'px';
   }
-  function hideTooltip() { tooltip.style.display = 'none'; }
+  function hideTooltip() { if (!tooltipPinned) tooltip.style.display = 'none'; }
   function esc(text) {
     return String(text).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
   }
@@ -225,167 +234,7 @@ function drawReport(root, data) {
     return out;
   }
 
-  function drawTimeline(section, workload, w) {
-    var ex = workload.explain;
-    var holder = section.querySelector('.timeline');
-    if (!ex || !holder) return;
-    holder.innerHTML = '';
-    var canvas = document.createElement('canvas');
-    var dpr = window.devicePixelRatio || 1;
-    var width = chartWidth(holder), height = 340;
-    canvas.width = width * dpr; canvas.height = height * dpr;
-    canvas.style.width = width + 'px'; canvas.style.height = height + 'px';
-    canvas.setAttribute('aria-label', 'active memory timeline of ' + workload.id);
-    holder.appendChild(canvas);
-    var ctx = canvas.getContext('2d');
-    ctx.scale(dpr, dpr);
-    var left = 84, right = 12, top = 10, bottom = 44;
-    var plotW = width - left - right, plotH = height - top - bottom;
-    var xs = gridX(workload), n = xs.length;
-    var tl = ex.timeline;
-    // Stack: the rest at the bottom, then each drawn allocation in allocation order.
-    var base = tl.rest.slice();
-    var bottoms = tl.allocations.map(function (a) {
-      var b = [];
-      for (var j = a.from; j < a.to; j++) { b.push(base[j]); base[j] += a.size; }
-      return b;
-    });
-    var ymax = 0;
-    for (var j = 0; j < n; j++) if (base[j] > ymax) ymax = base[j];
-    if (ymax <= 0) ymax = 1;
-    ymax *= 1.05;
-    var x0 = xs[0], x1 = xs[n - 1] > x0 ? xs[n - 1] : x0 + 1;
-    function px(x) { return left + (x - x0) / (x1 - x0) * plotW; }
-    function py(y) { return top + plotH - y / ymax * plotH; }
-    function xAt(j) { return px(xs[Math.min(j, n - 1)]); }
-    var hovered = -1, byteTicks = [];
-
-    function polygon(bottom, from, to, heightOf) {
-      ctx.beginPath();
-      for (var j = from; j < to; j++) {
-        var yTop = py(bottom[j - from] + heightOf(j));
-        if (j === from) ctx.moveTo(xAt(j), yTop); else ctx.lineTo(xAt(j), yTop);
-        ctx.lineTo(Math.max(xAt(j + 1), xAt(j) + 1), yTop);
-      }
-      for (var k = to - 1; k >= from; k--) {
-        var yBottom = py(bottom[k - from]);
-        ctx.lineTo(Math.max(xAt(k + 1), xAt(k) + 1), yBottom);
-        ctx.lineTo(xAt(k), yBottom);
-      }
-      ctx.closePath();
-    }
-
-    function draw() {
-      ctx.clearRect(0, 0, width, height);
-      ctx.fillStyle = '#fff';
-      ctx.fillRect(0, 0, width, height);
-      var zeros = [];
-      for (var j = 0; j < n; j++) zeros.push(0);
-      ctx.fillStyle = REST;
-      polygon(zeros, 0, n, function (j) { return tl.rest[j]; });
-      ctx.fill();
-      tl.allocations.forEach(function (a, i) {
-        ctx.fillStyle = BANDS[i % BANDS.length];
-        polygon(bottoms[i], a.from, a.to, function () { return a.size; });
-        ctx.fill();
-        if (i === hovered) { ctx.strokeStyle = '#000'; ctx.lineWidth = 2; ctx.stroke(); }
-      });
-      // Axes with round ticks and units.
-      ctx.strokeStyle = '#888'; ctx.lineWidth = 1;
-      ctx.beginPath(); ctx.moveTo(left, top); ctx.lineTo(left, top + plotH); ctx.lineTo(left + plotW, top + plotH); ctx.stroke();
-      ctx.fillStyle = '#333'; ctx.font = '12px system-ui, sans-serif';
-      ctx.textAlign = 'right'; ctx.textBaseline = 'middle';
-      byteTicks = binaryTicks(ymax, plotH, 30);
-      byteTicks.forEach(function (v) {
-        ctx.fillText(tickBytes(v), left - 6, py(v));
-        ctx.strokeStyle = '#eee'; ctx.beginPath(); ctx.moveTo(left + 1, py(v)); ctx.lineTo(left + plotW, py(v)); ctx.stroke();
-      });
-      ctx.textAlign = 'center'; ctx.textBaseline = 'top';
-      var xIncrs = useTime(workload) ? DECIMAL : DECIMAL.filter(function (v) { return v >= 1; });
-      ticks(x0, x1, plotW, 90, xIncrs).forEach(function (v) {
-        ctx.fillText(xFormat(workload)(v), px(v), top + plotH + 6);
-      });
-      ctx.fillText(xLabel(workload), left + plotW / 2, top + plotH + 24);
-      ctx.save(); ctx.translate(14, top + plotH / 2); ctx.rotate(-Math.PI / 2);
-      ctx.fillText('live memory (bytes, binary units)', 0, 0); ctx.restore();
-      // The peak of live bytes (also marked on the line charts).
-      var peakAt = ex.gridEvents.indexOf(ex.peakEvent);
-      if (peakAt >= 0) {
-        var xp = xAt(peakAt);
-        ctx.save(); ctx.setLineDash([4, 3]); ctx.strokeStyle = '#b42318';
-        ctx.beginPath(); ctx.moveTo(xp, top); ctx.lineTo(xp, top + plotH); ctx.stroke(); ctx.restore();
-        ctx.fillStyle = '#b42318'; ctx.textAlign = xp > left + plotW - 120 ? 'right' : 'left'; ctx.textBaseline = 'top';
-        ctx.fillText(' peak ' + bytes(ex.liveBytes[peakAt]) + ' ', xp, top + 2);
-      }
-    }
-
-    function gridIndex(x) {
-      var lo = 0, hi = n - 1;
-      while (lo < hi) { var mid = (lo + hi + 1) >> 1; if (xAt(mid) <= x) lo = mid; else hi = mid - 1; }
-      return lo;
-    }
-    function at(seconds, event) {
-      return seconds != null ? secs(seconds) + ' (event ' + count(event) + ')' : 'event ' + count(event);
-    }
-    function describe(a) {
-      var lines = ['<b>' + esc(bytes(a.size)) + '</b> (' + count(a.size) + ' B), block ' + a.id,
-        'allocated at ' + at(a.allocSeconds, a.allocEvent),
-        a.freeEvent >= 0 ? 'freed at ' + at(a.freeSeconds, a.freeEvent) : 'still live at the end',
-        'stream ' + a.stream];
-      if (a.frames && a.frames.length) {
-        lines.push('<span class="frames">' + a.frames.map(esc).join('<br>') + '</span>');
-      } else {
-        lines.push('<i>no stack frames recorded</i>');
-      }
-      return lines.join('<br>');
-    }
-    function hit(mx, my) {
-      if (mx < left || mx > left + plotW || my < top || my > top + plotH) return null;
-      var j = gridIndex(mx);
-      var y = (top + plotH - my) / plotH * ymax;
-      if (y < tl.rest[j]) return { rest: true, j: j };
-      for (var i = 0; i < tl.allocations.length; i++) {
-        var a = tl.allocations[i];
-        if (j < a.from || j >= a.to) continue;
-        var b = bottoms[i][j - a.from];
-        if (y >= b && y < b + a.size) return { index: i };
-      }
-      return null;
-    }
-    canvas.addEventListener('mousemove', function (ev) {
-      var rect = canvas.getBoundingClientRect();
-      var found = hit(ev.clientX - rect.left, ev.clientY - rect.top);
-      var next = found && found.index !== undefined ? found.index : -1;
-      if (next !== hovered) { hovered = next; draw(); }
-      if (!found) { hideTooltip(); return; }
-      if (found.rest) {
-        showTooltip('<b>' + esc(bytes(tl.rest[found.j])) + '</b> live in allocations not drawn one by one (' +
-          count(tl.total - tl.allocations.length) + ' of ' + count(tl.total) + ' allocations)', ev);
-      } else {
-        showTooltip(describe(tl.allocations[found.index]), ev);
-      }
-    });
-    canvas.addEventListener('mouseleave', function () { hovered = -1; draw(); hideTooltip(); });
-    draw();
-    window.labReport.timelines[w] = {
-      canvas: canvas,
-      byteTicks: byteTicks,
-      /** Page coordinates of the middle of drawn allocation \`id\`, or null. */
-      locate: function (id) {
-        for (var i = 0; i < tl.allocations.length; i++) {
-          var a = tl.allocations[i];
-          if (a.id !== id) continue;
-          var j = a.from + Math.floor((a.to - a.from) / 2);
-          var rect = canvas.getBoundingClientRect();
-          var x = (xAt(j) + Math.max(xAt(j + 1), xAt(j) + 1)) / 2;
-          var y = py(bottoms[i][j - a.from] + a.size / 2);
-          return { x: rect.left + window.scrollX + x, y: rect.top + window.scrollY + y };
-        }
-        return null;
-      }
-    };
-  }
-
+${TIMELINE_SCRIPT}
   function drawLayouts(section, workload) {
     drawLayoutSet(section.querySelector('.layouts'), section.querySelector('.layout-scale'),
       workload.rows.map(function (row) {
@@ -522,6 +371,8 @@ function drawReport(root, data) {
   function drawAll() {
     plots.forEach(function (plot) { plot.destroy(); });
     plots = [];
+    pinTooltip(false);
+    hideTooltip();
     window.labReport.charts = [];
     window.labReport.timelines = [];
     data.workloads.forEach(function (workload, w) {

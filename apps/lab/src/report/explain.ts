@@ -5,7 +5,7 @@
  *
  * ```
  *  trace ─► grid of GRID_POINTS events (the peak among them) ─► seconds, live, PyTorch's reserved
- *        ─► block lifetimes ─► the TIMELINE_ALLOCATIONS largest drawn one by one, the rest one band
+ *        ─► block lifetimes ─► the largest drawn one by one (up to TIMELINE_BYTES), the rest one band
  *        ─► blocks live at the peak ─► the largest, grouped by size
  *  rows  ─► the reference row's layout at peak ─► live / fragmented / cached ─► diagnosis
  *  tune() (with a caching-tuned row) ─► the recommended PYTORCH_CUDA_ALLOC_CONF and its saving
@@ -21,10 +21,15 @@ import { frameText, type Holder, holdersOf } from './holders';
 /** Points of the common grid (the event of peak live bytes is added). */
 export const GRID_POINTS = 480;
 /**
- * Allocations the timeline draws one by one (half the largest, half the most bytes × time); the rest
- * are summed into one band.
+ * Allocations the timeline draws one by one at most (the largest and the most bytes × time, in
+ * turn); the rest are summed into one band.
  */
-export const TIMELINE_ALLOCATIONS = 100;
+export const TIMELINE_ALLOCATIONS = 5000;
+/**
+ * The most the drawn allocations may weigh in the report's data, as JSON (stack frames make most of
+ * it): the report of a 1 GB snapshot stays under 10 MB.
+ */
+export const TIMELINE_BYTES = 4 * 1024 * 1024;
 /** Rows of the table of allocations live at the peak. */
 export const PEAK_TABLE_ROWS = 12;
 /** Frames kept per allocation in the report. */
@@ -271,18 +276,26 @@ export function explainWorkload(
     const to = freeEvent[block]! < 0 ? grid.length : gridIndexAtOrAfter(grid, freeEvent[block]!);
     if (from < to) visible.push({ block, from, to });
   }
-  // Half the largest (the peak is often a few big, short-lived blocks), half the most memory over
-  // time (size × grid points live), so the band of the rest stays thin.
+  // The largest (the peak is often a few big, short-lived blocks) and the most memory over time
+  // (size × grid points live), one of each in turn, so the band of the rest stays thin; as many as
+  // TIMELINE_ALLOCATIONS and TIMELINE_BYTES of JSON allow.
   const bytesOf = (v: { block: number }) => size[allocEvent[v.block]!]!;
-  const chosen = new Set<(typeof visible)[number]>();
-  visible.sort((a, b) => bytesOf(b) - bytesOf(a) || a.block - b.block);
-  for (const v of visible.slice(0, TIMELINE_ALLOCATIONS / 2)) chosen.add(v);
   const area = (v: (typeof visible)[number]) => bytesOf(v) * (v.to - v.from);
-  for (const v of [...visible].sort((a, b) => area(b) - area(a) || a.block - b.block)) {
-    if (chosen.size >= TIMELINE_ALLOCATIONS) break;
-    chosen.add(v);
+  const largest = [...visible].sort((a, b) => bytesOf(b) - bytesOf(a) || a.block - b.block);
+  const longest = visible.sort((a, b) => area(b) - area(a) || a.block - b.block);
+  const chosen = new Map<(typeof visible)[number], ReportAllocation>();
+  let weight = 0;
+  for (let k = 0; k < visible.length && chosen.size < TIMELINE_ALLOCATIONS; k++) {
+    for (const v of [largest[k]!, longest[k]!]) {
+      if (chosen.has(v) || chosen.size >= TIMELINE_ALLOCATIONS) continue;
+      const shown = allocation(v.block);
+      weight += JSON.stringify(shown).length + 16; // and its grid span
+      if (weight > TIMELINE_BYTES) break;
+      chosen.set(v, shown);
+    }
+    if (weight > TIMELINE_BYTES) break;
   }
-  const drawn = [...chosen].sort((a, b) => a.block - b.block);
+  const drawn = [...chosen.keys()].sort((a, b) => a.block - b.block);
   const drawnLive = new Float64Array(grid.length);
   for (const { block, from, to } of drawn) {
     const bytes = size[allocEvent[block]!]!;
@@ -299,7 +312,7 @@ export function explainWorkload(
     }
   }
   const timeline: Timeline = {
-    allocations: drawn.map(({ block, from, to }) => ({ ...allocation(block), from, to })),
+    allocations: drawn.map((v) => ({ ...chosen.get(v)!, from: v.from, to: v.to })),
     rest: [...liveAt].map((bytes, j) => Math.max(0, bytes - drawnLive[j]!)),
     total: trace.allocCount,
   };

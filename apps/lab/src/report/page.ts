@@ -320,7 +320,8 @@ table.peak-table td { text-align: right; } table.peak-table td.frame { text-alig
 .axis-toggle { margin: 8px 0; font-size: 13px; } .axis-toggle label { margin-right: 12px; }
 #lab-tooltip { position: absolute; display: none; z-index: 10; max-width: 640px; background: #fff; border: 1px solid #888; border-radius: 4px; box-shadow: 0 2px 8px rgba(0,0,0,.2); padding: 6px 9px; font-size: 12px; pointer-events: none; }
 #lab-tooltip .frames { font-family: ui-monospace, monospace; font-size: 11px; color: #333; }
-.timeline canvas { border: 1px solid #ccc; }
+.timeline canvas { border: 1px solid #ccc; cursor: crosshair; } .timeline canvas.timeline-overview { margin-top: 4px; cursor: ew-resize; }
+#lab-tooltip.pinned { pointer-events: auto; border-color: #1f4e79; box-shadow: 0 2px 10px rgba(31,78,121,.35); }
 `;
 
 /** The title and the command line of the run. */
@@ -355,7 +356,7 @@ export function renderReportWith(
       const explain = workload.explain;
       const timeline = explain
         ? `<h3>Active memory timeline</h3>
-<p class="small muted">Live allocations stacked in allocation order, as in PyTorch's memory_viz: ${formatCount(explain.timeline.allocations.length)} of ${formatCount(explain.timeline.total)} allocations drawn one by one (the largest, and those that held the most bytes for the longest), the others summed in the grey band at the bottom. Hover on an allocation for its size, times, stream and stack frames.</p>
+<p class="small muted">Live allocations stacked in allocation order, as in PyTorch's memory_viz: ${formatCount(explain.timeline.allocations.length)} of ${formatCount(explain.timeline.total)} allocations drawn one by one (the largest, and those that held the most bytes for the longest), the others summed in the grey band at the bottom. Hover on an allocation for its size, times, stream and stack frames; click to pin them (click again or Escape to let go). Drag on the chart or on the strip under it to zoom, drag the strip's window or scroll to pan, double-click for the whole run.</p>
 <div class="timeline"></div>
 <h3>At the peak: the largest live allocations</h3>
 <p class="small muted">Live bytes peaked at ${escapeHtml(formatBytes(explain.peak.liveBytes))} at ${explain.peak.seconds !== undefined ? escapeHtml(seconds(explain.peak.seconds)) : `event ${formatCount(explain.peak.event)}`}. Times are seconds since the first event.</p>
