@@ -13,6 +13,9 @@ export {
   parseAllocConf,
 } from '@allot/caching';
 export type { ReadProgress, Trace } from '@allot/workloads';
+export { adviseJob, type JobAdvice, type RankSettings } from './job/advice';
+export { jobCandidates } from './job/candidates';
+export { isTraceName, nameOf, type RankNaming } from './job/rank-name';
 export type { LayoutView, RowResult, Series } from './measure';
 export { type GroupBy, type GrownGroup, grownGroups, peakGroupsOf } from './peak-groups';
 export type { DeviceModel } from './pool-instance';
@@ -28,6 +31,7 @@ export {
   MAX_SPLIT_VALUES_MB,
   type PoolRun,
   ROUNDUP_DIVISIONS,
+  runPool,
   segmentCalls,
   type TuneOptions,
   type TuneResult,

@@ -1,14 +1,16 @@
 /**
  * The page: takes files (the file input, drops, and files the local server names in the URL),
- * hands them to the engine worker, shows their progress, and replays every trace under the
+ * hands them to the engine worker (files whose names give ranks make a job, job-view.ts), shows their progress, and replays every trace under the
  * controls' settings whenever one changes, one replay at a time (a change during a replay waits
  * for it, then the latest is replayed). The tuner worker searches the settings beside it.
  */
 import workerSource from 'virtual:worker';
+import { isTraceName } from '@allot/lab/engine';
 import { CompareView } from './compare-view';
 import { ControlsView } from './controls-view';
 import { FilesView } from './files-view';
 import { byId } from './format';
+import { JobView, ranksOf } from './job-view';
 import { PeaksView } from './peaks-view';
 import type {
   FileSource,
@@ -110,10 +112,29 @@ const tunerView = new TunerView((best) => {
   changed(next);
 });
 
-function open(source: FileSource, size: number | null): void {
+function open(source: FileSource, size: number | null): number {
   const id = nextFile++;
   files.add(id, source.kind === 'file' ? source.file.name : source.name, size);
   toEngine({ type: 'open', id, source });
+  return id;
+}
+
+const job = new JobView((seq, ranks) => {
+  if (knobs !== null) toEngine({ type: 'job', seq, ranks, knobs });
+});
+
+/** Files given at once: a job when their names (paths in a folder) give each a different rank. */
+function openAll(given: Iterable<File>, folder: boolean): void {
+  const list = [...given];
+  const chosen = folder ? list.filter((file) => isTraceName(file.name)) : list;
+  const names = chosen.map((file) => file.webkitRelativePath || file.name);
+  const ranks = ranksOf(names);
+  const ids = chosen.map((file) => open({ kind: 'file', file }, file.size));
+  if (ranks !== null)
+    job.start(
+      names.map((name, i) => ({ name, id: ids[i]! })),
+      ranks,
+    );
 }
 
 engine.addEventListener('message', (event: MessageEvent<FromEngine>) => {
@@ -127,6 +148,11 @@ engine.addEventListener('message', (event: MessageEvent<FromEngine>) => {
       return;
     case 'opened': {
       files.opened(message.id, message.traces);
+      job.opened(
+        message.id,
+        traces.length,
+        message.traces.map((trace) => trace.events),
+      );
       const first = traces.length === 0;
       traces.push(...message.traces);
       byId('what-if').hidden = false;
@@ -148,6 +174,7 @@ engine.addEventListener('message', (event: MessageEvent<FromEngine>) => {
       if (message.seq === inFlight) inFlight = 0;
       peaks.show(message.traces, message.command, message.milliseconds);
       compare.showPeaks(message.traces);
+      job.show(message.traces);
       report.show(message.html);
       document.body.dataset.replayed = String(message.seq);
       if (pending) {
@@ -161,6 +188,15 @@ engine.addEventListener('message', (event: MessageEvent<FromEngine>) => {
       return;
     case 'compared':
       compare.showGrown(message.by, message.groups);
+      return;
+    case 'job-progress':
+      job.progress(message.seq, message.done, message.total);
+      return;
+    case 'job-advised':
+      job.advised(message);
+      return;
+    case 'job-failed':
+      job.failed(message.seq, message.message);
       return;
     case 'inspect-failed':
       if (message.seq === compareSeq) {
@@ -220,8 +256,13 @@ tuner.addEventListener('message', (event: MessageEvent<FromTuner>) => {
 // Files: the input, drops anywhere on the page, and those the local server names (?file=...).
 const input = byId<HTMLInputElement>('file-input');
 input.addEventListener('change', () => {
-  for (const file of input.files ?? []) open({ kind: 'file', file }, file.size);
+  openAll(input.files ?? [], false);
   input.value = '';
+});
+const folderInput = byId<HTMLInputElement>('folder-input');
+folderInput.addEventListener('change', () => {
+  openAll(folderInput.files ?? [], true);
+  folderInput.value = '';
 });
 const drop = byId('drop');
 document.addEventListener('dragover', (event) => {
@@ -234,7 +275,7 @@ document.addEventListener('dragleave', (event) => {
 document.addEventListener('drop', (event) => {
   event.preventDefault();
   drop.classList.remove('over');
-  for (const file of event.dataTransfer?.files ?? []) open({ kind: 'file', file }, file.size);
+  openAll(event.dataTransfer?.files ?? [], false);
 });
 for (const path of new URLSearchParams(location.search).getAll('file')) {
   const url = new URL(path, location.href);

@@ -59,6 +59,7 @@ export type ToEngine =
   | { readonly type: 'tuning'; readonly index: number; readonly result: TuneResult | null }
   | { readonly type: 'tuner'; readonly port: MessagePort }
   | StateRequest
+  | JobRequest
   /** The allocations that grew from trace `before`'s peak to trace `after`'s. */
   | {
       readonly type: 'compare';
@@ -66,6 +67,14 @@ export type ToEngine =
       readonly before: number;
       readonly after: number;
     };
+
+/** One setting for every rank: each rank's trace (by index) under the job's candidates. */
+export interface JobRequest {
+  readonly type: 'job';
+  readonly seq: number;
+  readonly ranks: readonly { readonly rank: number; readonly trace: number }[];
+  readonly knobs: Knobs;
+}
 
 /** The pool of trace `trace` just after event `event`, under the controls' settings. */
 export interface StateRequest {
@@ -110,7 +119,26 @@ export type FromEngine =
       readonly by: GroupBy;
       readonly groups: readonly GrownGroup[];
     }
-  | { readonly type: 'inspect-failed'; readonly seq: number; readonly message: string };
+  | { readonly type: 'inspect-failed'; readonly seq: number; readonly message: string }
+  | {
+      readonly type: 'job-progress';
+      readonly seq: number;
+      /** Replays done of the job's total (ranks × candidates). */
+      readonly done: number;
+      readonly total: number;
+    }
+  | {
+      readonly type: 'job-advised';
+      readonly seq: number;
+      /** Canonical `PYTORCH_CUDA_ALLOC_CONF`, '' for PyTorch's defaults. */
+      readonly config: string;
+      /** The worst rank under the setting, and under the defaults. */
+      readonly worst: { readonly rank: number; readonly peakReservedBytes: number };
+      readonly defaultsWorst: { readonly rank: number; readonly peakReservedBytes: number };
+      readonly savingBytes: number;
+      readonly candidates: number;
+    }
+  | { readonly type: 'job-failed'; readonly seq: number; readonly message: string };
 
 export type ToTuner =
   | { readonly type: 'engine'; readonly port: MessagePort }

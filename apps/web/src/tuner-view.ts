@@ -17,11 +17,15 @@ interface Search {
   bestKnobs?: Knobs;
 }
 
-function line(config: string): string {
+export function line(config: string): string {
   return `PYTORCH_CUDA_ALLOC_CONF=${config}`;
 }
 
-async function copy(text: string, button: HTMLButtonElement, code: HTMLElement): Promise<void> {
+export async function copy(
+  text: string,
+  button: HTMLButtonElement,
+  code: HTMLElement,
+): Promise<void> {
   try {
     await navigator.clipboard.writeText(text);
     button.textContent = 'Copied';

@@ -21,6 +21,7 @@ import {
 } from '@allot/lab/engine';
 import { renderReportWith } from '@allot/lab/report';
 import { inspector } from './inspect';
+import { runJob } from './job-run';
 import { knobsOf, recordedSettings, whatIfOf } from './knobs';
 import type {
   FileSource,
@@ -86,6 +87,7 @@ function engine(): void {
   let base: AllocatorSettings | null = null;
   const post = (message: FromEngine) => scope.postMessage(message);
   const inspect = inspector(lab, () => base ?? recordedSettings(null), post);
+  let jobSeq = 0;
 
   async function open(id: number, source: FileSource): Promise<void> {
     const { name, total, stream } = await bytesOf(source);
@@ -148,6 +150,12 @@ function engine(): void {
         return;
       case 'tuning':
         lab.setTuning(message.index, message.result ?? undefined);
+        return;
+      case 'job':
+        jobSeq = message.seq;
+        runJob(message, lab.traces, post, () => jobSeq).catch((error: unknown) =>
+          post({ type: 'job-failed', seq: message.seq, message: (error as Error).message }),
+        );
         return;
       case 'state':
       case 'compare':

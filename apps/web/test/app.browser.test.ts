@@ -6,6 +6,9 @@
  *   file input: the predicted peak is the one `allot-lab replay --json` gives the recorded row, to
  *   the byte, and with expandable_segments on, the one `--config expandable_segments:True` gives;
  *   the tuner's advice comes as a `PYTORCH_CUDA_ALLOC_CONF=` line and the report's charts draw;
+ * - a folder of two ranks in torchtitan's layout (train-default as rank 0, infer-default as rank 1,
+ *   copied under the temporary folder) through the folder input: a row per rank, the worst named,
+ *   and the one setting for every rank is the `allocConf` of `allot-lab tune DIR --json`;
  * - the file `serve FILE` names opens by itself, and the page works from file:// too;
  * - while a generated 250 MB snapshot is read, the page answers clicks at once and its timers run
  *   on time: the reading is in the worker.
@@ -14,7 +17,14 @@
  * be made. No console error or warning may appear.
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { createReadStream, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import {
+  copyFileSync,
+  createReadStream,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  rmSync,
+} from 'node:fs';
 import { open } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -222,6 +232,53 @@ describe.skipIf(!hasChromium)('the web app in headless Chromium', () => {
       await page.close();
       expect(problems).toEqual([]);
       expect(blocked).toEqual([]);
+    },
+  );
+
+  it.skipIf(inferDefault === null || !existsSync(inferDefault))(
+    'takes a folder of rank snapshots and advises one setting for every rank, as tune DIR does',
+    async () => {
+      const parent = mkdtempSync(join(tmpdir(), 'allot-web-job-'));
+      try {
+        const folder = join(parent, 'memory_snapshot');
+        mkdirSync(folder);
+        copyFileSync(trainDefault!, join(folder, 'rank0_memory_snapshot.pickle.gz'));
+        copyFileSync(inferDefault!, join(folder, 'rank1_memory_snapshot.pickle.gz'));
+        const tuned = promisify(execFile)(
+          process.execPath,
+          [cli, 'tune', 'memory_snapshot', '--json', '--no-report', '--quiet'],
+          { cwd: parent, maxBuffer: 1 << 26 },
+        );
+        const page = await tab(context, problems);
+        await page.goto(`${origin}/`);
+        await page.getByTestId('folder-input').setInputFiles(folder);
+        const panel = page.getByTestId('job-panel');
+        await panel.locator('[data-testid="job-worst"]').waitFor({ timeout: 60_000 });
+        const rows = panel.locator('[data-testid="job-rank"]');
+        await expect(
+          rows.evaluateAll((items) => items.map((item) => item.dataset.rank)),
+        ).resolves.toEqual(['0', '1']);
+        const [peak0, peak1] = (await rows.evaluateAll((items) =>
+          items.map((item) =>
+            Number(item.querySelector('td[data-bytes]')!.getAttribute('data-bytes')),
+          ),
+        )) as number[];
+        const worst = peak0! >= peak1! ? '0' : '1';
+        await expect(panel.getByTestId('job-worst').getAttribute('data-rank')).resolves.toBe(worst);
+        await page.getByTestId('job-advise').click();
+        const advice = page.getByTestId('job-advice');
+        await advice.waitFor({ timeout: 60_000 });
+        const expected = JSON.parse((await tuned).stdout) as { allocConf: string };
+        await expect(advice.getAttribute('data-config')).resolves.toBe(expected.allocConf);
+        await expect(advice.textContent()).resolves.toBe(
+          `PYTORCH_CUDA_ALLOC_CONF=${expected.allocConf}`,
+        );
+        await page.close();
+        expect(problems).toEqual([]);
+        expect(blocked).toEqual([]);
+      } finally {
+        rmSync(parent, { recursive: true, force: true });
+      }
     },
   );
 

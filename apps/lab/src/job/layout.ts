@@ -16,12 +16,12 @@
  * given to `replay` stay separate workloads, as before jobs existed.
  */
 import { existsSync, readdirSync, statSync } from 'node:fs';
-import { basename, isAbsolute, relative, resolve } from 'node:path';
+import { isAbsolute, relative, resolve } from 'node:path';
 import { UsageError } from '../options';
 import { expandGlob, isGlob } from './glob';
+import { isTraceName, nameOf, type RankNaming } from './rank-name';
 
-/** How the rank numbers were found. */
-export type RankNaming = 'torchtitan' | 'megatron' | 'rank in the name' | 'sorted order';
+export { nameOf, type RankNaming } from './rank-name';
 
 /** One rank's trace file. */
 export interface RankFile {
@@ -50,46 +50,11 @@ export interface JobInput {
 /** How deep a folder is searched for traces. */
 export const MAX_DEPTH = 6;
 
-const TRACE_NAME = /\.(pickle|pkl)(\.gz)?$|(trace|snapshot)[^/]*\.json(\.gz)?$/i;
-
 /** What a folder is searched for, in words (the message when it holds none). */
 export const LOOKED_FOR =
   `*.pickle, *.pkl, *trace*.json and *snapshot*.json (each also .gz), up to ${MAX_DEPTH} folders deep, ` +
   "such as torchtitan's memory_snapshot/iteration_N/rankR_memory_snapshot.pickle or " +
   "Megatron-Bridge's snapshot_R.pickle";
-
-interface Named {
-  readonly rank: number | null;
-  readonly step: number | null;
-  readonly oom: boolean;
-  readonly naming: RankNaming | null;
-}
-
-/** Rank, step and OOM mark from a file's path (its name, and the nearest folder naming a step). */
-export function nameOf(path: string): Named {
-  const name = basename(path);
-  const folders = path.split(/[\\/]/).slice(0, -1);
-  let step: number | null = null;
-  let oom = false;
-  for (const folder of folders) {
-    const match = /^(?:iteration|step)_(\d+)(_exit)?$/.exec(folder);
-    if (match) {
-      step = Number(match[1]);
-      oom = match[2] !== undefined;
-    }
-  }
-  let match = /^(\d+)_step_(\d+)\./.exec(name);
-  if (match) return { rank: Number(match[1]), step: Number(match[2]), oom, naming: 'torchtitan' };
-  match = /^rank(\d+)_memory_snapshot\./.exec(name);
-  if (match) return { rank: Number(match[1]), step, oom, naming: 'torchtitan' };
-  match = /_oom_rank-(\d+)\./.exec(name);
-  if (match) return { rank: Number(match[1]), step, oom: true, naming: 'megatron' };
-  match = /_rank-(\d+)\./.exec(name) ?? /^snapshot_(\d+)\./.exec(name);
-  if (match) return { rank: Number(match[1]), step, oom, naming: 'megatron' };
-  match = /rank[-_]?(\d+)/i.exec(name);
-  if (match) return { rank: Number(match[1]), step, oom, naming: 'rank in the name' };
-  return { rank: null, step, oom, naming: null };
-}
 
 /** The trace files under `folder` (absolute paths, sorted). */
 function traceFilesUnder(folder: string, depth = 0): string[] {
@@ -108,7 +73,7 @@ function traceFilesUnder(folder: string, depth = 0): string[] {
       isFile = target?.isFile() ?? false;
     }
     if (isFolder && depth + 1 < MAX_DEPTH) found.push(...traceFilesUnder(path, depth + 1));
-    else if (isFile && TRACE_NAME.test(entry.name)) found.push(path);
+    else if (isFile && isTraceName(entry.name)) found.push(path);
   }
   return found;
 }

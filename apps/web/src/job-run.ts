@@ -1,0 +1,70 @@
+/**
+ * One setting for every rank of a job, in the engine worker: each rank's trace replayed under the
+ * job's fixed list of settings (as `allot-lab tune DIR` does, one rank at a time), pausing between
+ * replays so that the worker still answers the page, then the lab's pick over the worst rank.
+ */
+import {
+  adviseJob,
+  deviceOf,
+  jobCandidates,
+  parseAllocConf,
+  type RankSettings,
+  runPool,
+  segmentCalls,
+  type Trace,
+} from '@allot/lab/engine';
+import type { FromEngine, JobRequest } from './protocol';
+
+const pause = () => new Promise((resolve) => setTimeout(resolve, 0));
+
+/** Runs `request` on `traces` (the engine's, by index), telling `post` of each rank and the advice. */
+export async function runJob(
+  request: JobRequest,
+  traces: readonly Trace[],
+  post: (message: FromEngine) => void,
+  current: () => number,
+): Promise<void> {
+  const { knobs, seq } = request;
+  const memory = knobs.memoryGiB === null ? undefined : Math.round(knobs.memoryGiB * 2 ** 30);
+  const fraction = memory !== undefined && knobs.fraction !== null ? knobs.fraction : undefined;
+  const candidates = jobCandidates(fraction !== undefined);
+  const ranks: RankSettings[] = [];
+  for (const { rank, trace: index } of request.ranks) {
+    const trace = traces[index];
+    if (trace === undefined) throw new Error(`rank ${rank}: no trace ${index}`);
+    const { device } = deviceOf(trace, {
+      ...(memory !== undefined ? { memory } : {}),
+      ...(fraction !== undefined ? { fraction } : {}),
+    });
+    const settings: RankSettings['settings'][number][] = [];
+    for (const config of candidates) {
+      await pause();
+      if (current() !== seq) return; // a newer request took its place
+      const run = runPool(trace, parseAllocConf(config), device);
+      settings.push({
+        config,
+        peakReservedBytes: run.peakReservedBytes,
+        failures: run.failures,
+        segmentCalls: segmentCalls(run),
+      });
+      post({
+        type: 'job-progress',
+        seq,
+        done: ranks.length * candidates.length + settings.length,
+        total: request.ranks.length * candidates.length,
+      });
+    }
+    ranks.push({ rank, settings });
+  }
+  const advice = adviseJob(candidates, ranks);
+  if (advice === null) throw new Error('the job has no ranks');
+  post({
+    type: 'job-advised',
+    seq,
+    config: advice.config,
+    worst: advice.worst,
+    defaultsWorst: advice.defaultsWorst,
+    savingBytes: advice.savingBytes,
+    candidates: candidates.length,
+  });
+}
