@@ -137,6 +137,13 @@ export function addressSource(options: AddressSourceOptions = {}): AddressSource
    * the recording's next segment has another size or its range is taken; the counters then go on
    * past the recorded addresses used, in the recorded direction.
    */
+  const overlapsLive = (address: number, size: number): boolean => {
+    for (const r of live.values()) {
+      if (address < r.address + r.span && r.address < address + size) return true;
+    }
+    return false;
+  };
+
   const follow = (rec: RecordedAddresses, size: number): number | null => {
     if (followed < 0) return null;
     const address = rec.address[followed];
@@ -146,7 +153,7 @@ export function addressSource(options: AddressSourceOptions = {}): AddressSource
       Number.isSafeInteger(address) &&
       address % granularity === 0 &&
       address >= 0 &&
-      [...live.values()].every((r) => address + size <= r.address || r.address + r.span <= address);
+      !overlapsLive(address, size);
     if (ok) {
       followed++;
       if (rec.downward) below = Math.min(below, address);
