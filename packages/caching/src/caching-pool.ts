@@ -53,6 +53,7 @@ import { type CachingPoolOptions, type FreeMemoryCallback, NO_CAP, PoolCore } fr
 import { Family } from './pool-counters';
 import type { FreeLists, PoolOwner } from './pool-owner';
 import {
+  freeSpaceOf,
   invalidFree,
   layoutOf,
   memoryStatsOf,
@@ -254,6 +255,15 @@ export class CachingPool implements Allocator, PoolStatsSource {
   layout(): Layout {
     settleParked(this.core);
     return layoutOf(this.core, null);
+  }
+
+  /**
+   * The free bytes and the largest free block of {@link layout}, without building it (a replay's
+   * fragmentation at every sample).
+   */
+  freeSpace(): { freeBytes: number; largestFreeBlock: number } {
+    settleParked(this.core);
+    return freeSpaceOf(this.core);
   }
 
   /** Gives every segment back to the source, live blocks included, and forgets every block. */

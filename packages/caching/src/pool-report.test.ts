@@ -1,5 +1,5 @@
 import { OutOfMemoryError } from '@allot/core';
-import { diagnose, flattenPoolStats } from '@allot/stats';
+import { diagnose, flattenPoolStats, fragmentation } from '@allot/stats';
 import { describe, expect, it } from 'vitest';
 import { type CachingPool, cachingPool } from './caching-pool';
 import { KiB, MiB, recordingSource } from './test-support/recording-source';
@@ -25,6 +25,22 @@ function churn(pool: CachingPool, steps: number, seed: number): number[] {
 }
 
 describe('reporting: the pool computes its own figures, as @allot/stats would', () => {
+  for (const config of ['', 'max_split_size_mb:20', 'expandable_segments:True']) {
+    it(`freeSpace() is fragmentation(layout())'s free bytes and largest block (${config || 'default'})`, () => {
+      const pool = cachingPool({ source: recordingSource({ growable: true }), config });
+      for (let round = 0; round < 6; round++) {
+        const live = churn(pool, 150, 20 + round);
+        for (const address of live.slice(0, live.length / 3)) pool.free(address);
+        const figures = fragmentation(pool.layout());
+        expect(figures.freeBytes).toBeGreaterThan(0);
+        expect(pool.freeSpace()).toEqual({
+          freeBytes: figures.freeBytes,
+          largestFreeBlock: figures.largestFreeBlock,
+        });
+      }
+    });
+  }
+
   for (const config of ['', 'max_split_size_mb:20', 'expandable_segments:True']) {
     it(`memoryStats() equals flattenPoolStats(poolStats()) (${config || 'default'})`, () => {
       const pool = cachingPool({ source: recordingSource({ growable: true }), config });

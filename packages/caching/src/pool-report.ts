@@ -100,6 +100,27 @@ export function layoutOf(p: PoolCore, only: PoolOwner | null): Layout {
   return { segments };
 }
 
+/**
+ * The free bytes and the largest free block of {@link layoutOf}`(p, null)` (what
+ * `fragmentation(layout)` reads of them), walking the blocks without building the layout: cheap
+ * enough for every sample of a long replay.
+ */
+export function freeSpaceOf(p: PoolCore): { freeBytes: number; largestFreeBlock: number } {
+  const b = p.blocks;
+  let freeBytes = 0;
+  let largestFreeBlock = 0;
+  for (const seg of p.segments) {
+    if (seg === undefined) continue;
+    for (let s = seg.head; s !== NIL; s = b.next[s]!) {
+      if (b.state[s] !== BlockState.Free) continue;
+      const size = b.size[s]!;
+      freeBytes += size;
+      if (size > largestFreeBlock) largestFreeBlock = size;
+    }
+  }
+  return { freeBytes, largestFreeBlock };
+}
+
 /** `poolStats()` of the whole pool (`only` null) or of one private pool. */
 export function poolStatsOf(p: PoolCore, only: PoolOwner | null): PoolStatsReport {
   const counters = only === null ? p.counters : only.counters!;

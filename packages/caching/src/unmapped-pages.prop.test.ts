@@ -1,8 +1,8 @@
 /**
  * Expandable segments that unmap under pressure keep every figure in step: whatever the calls, the
  * reserved bytes the pool counts are those the device (source) has mapped, the layout's mapped runs
- * add up to them, live blocks never overlap and keep their addresses, and every live block lies in
- * mapped memory.
+ * add up to them, `freeSpace()` agrees with the layout's free blocks, live blocks never overlap and
+ * keep their addresses, and every live block lies in mapped memory.
  */
 import { assertYielding, propertyParameters } from '@allot/testkit';
 import { addressSource } from '@allot/workloads';
@@ -52,6 +52,12 @@ describe('expandable segments that unmap under pressure', () => {
             expect(reserved).toBeLessThanOrEqual(pages * 20 * MiB);
             const segments = pool.layout().segments;
             expect(segments.reduce((sum, s) => sum + s.size, 0)).toBe(reserved);
+            // freeSpace() reads the layout's free blocks without building it.
+            const free = segments.flatMap((s) => s.blocks.filter((b) => b.free).map((b) => b.size));
+            expect(pool.freeSpace()).toEqual({
+              freeBytes: free.reduce((sum, b) => sum + b, 0),
+              largestFreeBlock: Math.max(0, ...free),
+            });
             const used = segments
               .flatMap((s) => s.blocks.filter((b) => !b.free).map((b) => [b.address, b.size]))
               .sort((x, y) => x[0]! - y[0]!);
