@@ -147,7 +147,14 @@ describe('replay', () => {
     expect(target.calls).toEqual(['a100@8', 'f0', 'r64', 'r32', 'a200@8']);
     state.restart();
     target.calls.length = 0;
+    // The hook hears each release just before it, at its event.
+    state.beforeRelease = (index) => target.calls.push(`before ${index} at ${state.position}`);
     state.run();
-    expect(target.calls.filter((c) => c.startsWith('r'))).toEqual(['r64', 'r32']);
+    expect(target.calls.filter((c) => !c.startsWith('a') && !c.startsWith('f'))).toEqual([
+      'before 0 at 2',
+      'r64',
+      'before 1 at 2',
+      'r32',
+    ]);
   });
 });

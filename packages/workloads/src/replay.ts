@@ -163,6 +163,12 @@ export class Replayer {
   readonly base: number;
   readonly stopOnFailure: boolean;
   private readonly loop: ReplayLoop;
+  /**
+   * Called before each of the trace's {@link Trace.releases} the target replays, with its index in
+   * them; the replay is then at its event (`position`). A caller that looks at the allocator just
+   * before it gives memory back sets this instead of replaying the trace again.
+   */
+  beforeRelease: ((index: number) => void) | undefined = undefined;
   /** Next of the trace's {@link Trace.releases} to replay. */
   private nextRelease = 0;
 
@@ -201,6 +207,7 @@ export class Replayer {
       if (at >= this.position) {
         done += this.loop(this.trace, this.target, this, at);
         if (this.position < at) return done; // stopped at a failure
+        this.beforeRelease?.(this.nextRelease);
         this.target.release(releases.bytes[this.nextRelease]!);
       }
       this.nextRelease++;
