@@ -1,7 +1,13 @@
 import { AllotError } from '@allot/core';
 import { describe, expect, it } from 'vitest';
 import { TraceFormatError } from './errors';
-import { EventKind, peakLiveBytes, summarizeTrace, TraceBuilder } from './trace';
+import {
+  DEFAULT_MAX_EVENTS,
+  EventKind,
+  peakLiveBytes,
+  summarizeTrace,
+  TraceBuilder,
+} from './trace';
 
 describe('TraceBuilder', () => {
   it('numbers blocks by allocation order and records the freed size', () => {
@@ -69,5 +75,26 @@ describe('summaries', () => {
       maxSize: 1000,
       maxAlignment: 0,
     });
+  });
+});
+
+describe('TraceBuilder with a capacity', () => {
+  it('builds a trace of exactly that many events without copying, and stays usable', () => {
+    const builder = new TraceBuilder('t', DEFAULT_MAX_EVENTS, 3);
+    const a = builder.alloc(100, 0, 2);
+    builder.alloc(50);
+    builder.free(a);
+    const full = builder.build('full');
+    expect(full.length).toBe(3);
+    expect(full.kind.length).toBe(3);
+    expect([...full.id]).toEqual([0, 1, 0]);
+    expect([...full.stream!]).toEqual([2, 0, 0]);
+    // The next event grows the builder's columns into new ones: the trace built stays as it was.
+    builder.alloc(7, 0, 5);
+    const more = builder.build('more');
+    expect([...full.size]).toEqual([100, 50, 100]);
+    expect([...full.stream!]).toEqual([2, 0, 0]);
+    expect([...more.size]).toEqual([100, 50, 100, 7]);
+    expect([...more.stream!]).toEqual([2, 0, 0, 5]);
   });
 });

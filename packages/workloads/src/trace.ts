@@ -217,11 +217,22 @@ export class TraceBuilder {
   /**
    * @param source - label used in error messages (a file name, a generator name).
    * @param maxEvents - most events; one more throws TraceFormatError. @defaultValue {@link DEFAULT_MAX_EVENTS}
+   * @param capacity - events expected: room for them at once, and a trace of exactly that many
+   *   is built without copying its columns.
    */
   constructor(
     private readonly source = 'trace',
     private readonly maxEvents = DEFAULT_MAX_EVENTS,
-  ) {}
+    capacity = INITIAL_CAPACITY,
+  ) {
+    const room = Math.max(1, Math.min(capacity, maxEvents));
+    if (room !== INITIAL_CAPACITY) {
+      this.kinds = new Uint8Array(room);
+      this.ids = new Int32Array(room);
+      this.sizes = new Float64Array(room);
+      this.alignments = new Uint32Array(room);
+    }
+  }
 
   /** Number of events so far. */
   get length(): number {
@@ -326,18 +337,24 @@ export class TraceBuilder {
     this.live--;
   }
 
-  /** Returns the trace built so far, with arrays trimmed to its length. The builder stays usable. */
+  /**
+   * Returns the trace built so far, with arrays trimmed to its length. The builder stays usable:
+   * full arrays are handed over as they are, since the next event grows the builder's into new
+   * ones.
+   */
   build(name: string, meta: TraceMeta = {}): Trace {
     const n = this.events;
+    const trim = <T extends Uint8Array | Int32Array | Float64Array | Uint32Array>(array: T): T =>
+      array.length === n ? array : (array.slice(0, n) as T);
     return {
       name,
       length: n,
       allocCount: this.allocs,
-      kind: this.kinds.slice(0, n),
-      id: this.ids.slice(0, n),
-      size: this.sizes.slice(0, n),
-      alignment: this.alignments.slice(0, n),
-      ...(this.streams ? { stream: this.streams.slice(0, n) } : {}),
+      kind: trim(this.kinds),
+      id: trim(this.ids),
+      size: trim(this.sizes),
+      alignment: trim(this.alignments),
+      ...(this.streams ? { stream: trim(this.streams) } : {}),
       meta,
     };
   }

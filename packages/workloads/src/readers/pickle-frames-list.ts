@@ -23,7 +23,7 @@ import {
   type SmallDict,
   smallDict,
 } from './pickle-small-dict';
-import type { FrameHooks } from './pickle-stream-values';
+import { type FrameHooks, FrameIdArena } from './pickle-stream-values';
 
 /** Most items the fast path takes: what Python writes between one MARK and its APPENDS. */
 export const FRAMES_LIST_ITEMS = 1000;
@@ -43,6 +43,8 @@ export interface FramesList extends PendingSlots {
   readonly dict: SmallDict;
   /** The frames of dicts seen before. */
   readonly cache: DictCache;
+  /** Where the lists built from {@link ids} keep them. */
+  readonly arena: FrameIdArena;
 }
 
 /** A reusable {@link FramesList}. */
@@ -57,6 +59,7 @@ export function framesList(): FramesList {
     count: 0,
     dict: smallDict(),
     cache: new DictCache(),
+    arena: new FrameIdArena(),
   };
 }
 

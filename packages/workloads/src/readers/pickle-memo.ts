@@ -17,6 +17,8 @@
  * are kept as the very strings the hooks compare with, which a comparison then finds at once.
  */
 
+import { freeBuffers } from './free-buffers';
+
 /** The value a consumed slot of the memo holds. */
 export const FORGOTTEN = Symbol('forgotten');
 
@@ -88,8 +90,12 @@ export class Memo {
     this.set(index, (id << 1) | 1);
   }
 
-  /** Lets every slot go (the pickle is over): its memory is free for what comes next. */
+  /**
+   * Lets every slot go (the pickle is over): its memory is free for what comes next at once, not
+   * at the collector's next full pass (see {@link freeBuffers}).
+   */
   release(): void {
+    freeBuffers(this.chunks.flatMap((chunk) => (chunk === undefined ? [] : [chunk.buffer])));
     this.chunks.length = 0;
     this.objects.length = 1;
     this.free.length = 0;

@@ -370,10 +370,8 @@ export class PickleState {
     const hooks = this.hooks.frames!;
     const n = read.n;
     const index = read.base;
-    const ids = new Array<number>(n);
-    for (let i = 0; i < n; i++) ids[i] = read.ids[i]!;
     const list = new PList();
-    list.standFor(ids, hooks);
+    list.standFor(read.ids, n, hooks, read.arena);
     this.items += n;
     this.memoPut(index, list);
     for (let k = 1; k < read.count; k++) {

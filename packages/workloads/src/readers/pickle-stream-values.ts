@@ -6,15 +6,56 @@
 import { TraceFormatError } from '../errors';
 import { dictKey, type UnpickledValue } from './pickle-values';
 
+/** Int32s per chunk of a {@link FrameIdArena}: a thousand entries' stacks of 60 frames. */
+const ARENA_CHUNK = 1 << 16;
+
+/**
+ * Where the frames lists the fast path read keep their frame ids: runs in a shared Int32Array
+ * chunk, not an array each (half a million arrays of 60 numbers, on a 250 MB snapshot). A list gives
+ * its run back once its ids are used (its stack interned, or its items made); when every run is
+ * back, which happens at each `APPENDS` of a snapshot's entries, the chunk is written again from
+ * its start. Runs still held when the chunk is full keep it alive, and the next runs go to a new one.
+ */
+export class FrameIdArena {
+  /** The chunk runs are written to now. */
+  chunk = new Int32Array(ARENA_CHUNK);
+  private used = 0;
+  private held = 0;
+
+  /** Copies `ids[0, n)` into {@link chunk}, returning where; the caller holds the run. */
+  keep(ids: Int32Array, n: number): number {
+    if (this.held === 0) this.used = 0;
+    if (this.used + n > this.chunk.length) {
+      this.chunk = new Int32Array(Math.max(ARENA_CHUNK, n));
+      this.used = 0;
+    }
+    const at = this.used;
+    const chunk = this.chunk;
+    for (let i = 0; i < n; i++) chunk[at + i] = ids[i]!;
+    this.used = at + n;
+    this.held++;
+    return at;
+  }
+
+  /** A run is no longer held. */
+  giveBack(): void {
+    this.held--;
+  }
+}
+
 /** A list, tuple or set of the machine. */
 export class PList {
-  /** The items; null while {@link frameIds} stand for them. */
-  private held: unknown[] | null = [];
+  /** The items; null while {@link frameIds} stand for them, or while there are none yet. */
+  private held: unknown[] | null = null;
   /**
-   * The frame ids of a frames list the fast path read (see {@link FrameHooks}), standing for its
-   * items until they are asked for; else null.
+   * The frame ids of a frames list the fast path read (see {@link FrameHooks}), `[frameFrom,
+   * frameFrom + frameCount)` of a {@link FrameIdArena}'s chunk, standing for its items until they
+   * are asked for; else null.
    */
-  frameIds: number[] | null = null;
+  frameIds: Int32Array | null = null;
+  frameFrom = 0;
+  frameCount = 0;
+  private arena: FrameIdArena | null = null;
   private hooks: FrameHooks | null = null;
   /** Memo index of this list, or -1. */
   memo = -1;
@@ -26,31 +67,44 @@ export class PList {
 
   /** The items (those of a frames list made when first asked). */
   get items(): unknown[] {
+    if (this.held === null && this.frameIds === null) this.held = [];
     if (this.held === null) {
       const hooks = this.hooks!;
-      this.held = this.frameIds!.map((id) => hooks.item(id));
-      this.frameIds = null;
-      this.hooks = null;
+      const ids = this.frameIds!;
+      const held = new Array<unknown>(this.frameCount);
+      for (let i = 0; i < held.length; i++) held[i] = hooks.item(ids[this.frameFrom + i]!);
+      this.held = held;
+      this.forgetIds();
     }
     return this.held;
   }
 
   /** Number of items. */
   get length(): number {
-    return this.held === null ? this.frameIds!.length : this.held.length;
+    return this.held === null ? this.frameCount : this.held.length;
   }
 
-  /** Frames `ids` (of `hooks`) stand for the items until they are asked for. */
-  standFor(ids: number[], hooks: FrameHooks): void {
+  /** Frames `ids[0, n)` (of `hooks`) stand for the items, kept in `arena`, until asked for. */
+  standFor(ids: Int32Array, n: number, hooks: FrameHooks, arena: FrameIdArena): void {
     this.held = null;
-    this.frameIds = ids;
+    this.frameFrom = arena.keep(ids, n);
+    this.frameIds = arena.chunk;
+    this.frameCount = n;
+    this.arena = arena;
     this.hooks = hooks;
   }
 
   /** Drops the items (a list the hooks consumed). */
   drop(): void {
-    this.held = [];
+    this.held = null;
+    this.forgetIds();
+  }
+
+  private forgetIds(): void {
+    this.arena?.giveBack();
+    this.arena = null;
     this.frameIds = null;
+    this.frameCount = 0;
     this.hooks = null;
   }
 }
@@ -166,18 +220,48 @@ export function text(op: number, buf: Uint8Array, at: number, n: number): string
   return buf.slice(at, at + n);
 }
 
-/** UTF-8 text of `n` bytes at `at`: short ASCII without the decoder's call overhead. */
+/** Longest string {@link decodeUtf8} keeps for reuse, in bytes. */
+const SHORT_TEXT = 32;
+/** Short strings kept for reuse, by a hash of their bytes (one per slot, the latest). */
+const SHORT_TEXT_SLOTS = 1024;
+const shortTextLength = new Int16Array(SHORT_TEXT_SLOTS).fill(-1);
+const shortTextBytes = new Uint8Array(SHORT_TEXT_SLOTS * SHORT_TEXT);
+const shortTexts = new Array<string | undefined>(SHORT_TEXT_SLOTS).fill(undefined);
+
+/**
+ * UTF-8 text of `n` bytes at `at`: a short string seen lately is the very string again (a snapshot
+ * writes `'N/A'` anew in every entry), other short ASCII without the decoder's call overhead.
+ */
 export function decodeUtf8(buf: Uint8Array, at: number, n: number): string {
-  if (n <= 24) {
-    let out = '';
-    for (let i = at; i < at + n; i++) {
-      const b = buf[i]!;
-      if (b >= 0x80) return utf8.decode(buf.subarray(at, at + n));
-      out += String.fromCharCode(b);
+  if (n > SHORT_TEXT) return utf8.decode(buf.subarray(at, at + n));
+  // A short string seen lately comes back as the very string: no decoding, no garbage.
+  let hash = n;
+  for (let i = at; i < at + n; i++) hash = Math.imul(hash ^ buf[i]!, 0x01000193);
+  const slot = (hash ^ (hash >>> 15)) & (SHORT_TEXT_SLOTS - 1);
+  const from = slot * SHORT_TEXT;
+  if (shortTextLength[slot] === n) {
+    let same = true;
+    for (let i = 0; i < n; i++) {
+      if (shortTextBytes[from + i] !== buf[at + i]) {
+        same = false;
+        break;
+      }
     }
-    return out;
+    if (same) return shortTexts[slot]!;
   }
-  return utf8.decode(buf.subarray(at, at + n));
+  let text = '';
+  for (let i = at; i < at + n; i++) {
+    const b = buf[i]!;
+    if (b >= 0x80) {
+      text = utf8.decode(buf.subarray(at, at + n));
+      break;
+    }
+    text += String.fromCharCode(b);
+  }
+  shortTextLength[slot] = n;
+  for (let i = 0; i < n; i++) shortTextBytes[from + i] = buf[at + i]!;
+  shortTexts[slot] = text;
+  return text;
 }
 
 /** Bytes of the operand of `op` when it is `BININT1`, `BININT2` or `BININT`; else 0. */

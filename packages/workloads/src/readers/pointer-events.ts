@@ -13,8 +13,10 @@
  *  ⇒  Alloc(4096) [pre-existing]  Alloc(512) … Free(block 0)
  * ```
  */
+
 import { TraceFormatError, type TraceLocationUnit } from '../errors';
 import { DEFAULT_MAX_EVENTS, type Trace, TraceBuilder, type TraceMeta } from '../trace';
+import { AddressTable } from './address-table';
 import { StackFrames, type StackTable } from './stack-table';
 
 /** A block allocated before the window began. */
@@ -42,7 +44,7 @@ export class PointerEvents {
   private locations = new Float64Array(1024);
   /** For each free of a pre-existing block, its index in `preexisting`; -1 elsewhere. */
   private preexistingOf = new Int32Array(1024);
-  private readonly live = new Map<number, number>();
+  private readonly live = new AddressTable();
   private readonly streamIds = new Map<string | number, number>();
   private readonly preexisting: PreexistingBlock[] = [];
   /** Time of each event in µs (NaN where none was stamped); null until one is. */
@@ -55,11 +57,20 @@ export class PointerEvents {
    * @param unit - what the `location` passed to {@link alloc}/{@link free} counts.
    * @param maxEvents - most events, counting the leading allocations of pre-existing blocks.
    */
+  /**
+   * @param capacity - events expected, when the caller knows about how many: the columns take that
+   *   room at once instead of growing to it (no copies, no spare half).
+   */
   constructor(
     private readonly source: string,
     private readonly unit: TraceLocationUnit,
     private readonly maxEvents = DEFAULT_MAX_EVENTS,
-  ) {}
+    capacity?: number,
+  ) {
+    if (capacity !== undefined && capacity > this.ops.length) {
+      this.grow(Math.min(capacity, maxEvents));
+    }
+  }
 
   private checkRoom(location: number): void {
     if (this.count + this.preexisting.length >= this.maxEvents) {
@@ -120,7 +131,7 @@ export class PointerEvents {
       throw new TraceFormatError(
         this.source,
         location,
-        `an allocation at an address that is not live (0x${address.toString(16)} was allocated at ${this.unit} ${this.locations[this.live.get(address)!]} and not freed since)`,
+        `an allocation at an address that is not live (0x${address.toString(16)} was allocated at ${this.unit} ${this.locations[this.live.get(address)]} and not freed since)`,
         `a second allocation at 0x${address.toString(16)}`,
         this.unit,
       );
@@ -136,7 +147,7 @@ export class PointerEvents {
   free(address: number, size: number, stream: number, location: number): void {
     this.checkRoom(location);
     const at = this.live.get(address);
-    if (at === undefined) {
+    if (at < 0) {
       if (!Number.isSafeInteger(size) || size <= 0) {
         throw new TraceFormatError(
           this.source,
@@ -220,11 +231,15 @@ export class PointerEvents {
    * table the stamped stacks index, for {@link Trace.frames}.
    */
   build(name: string, meta: TraceMeta = {}, stackTable?: StackTable): Trace {
-    const builder = new TraceBuilder(this.source, this.maxEvents);
+    const builder = new TraceBuilder(
+      this.source,
+      this.maxEvents,
+      this.preexisting.length + this.count,
+    );
     const preexistingIds = this.preexisting.map((block) =>
       builder.alloc(block.size, 0, block.stream),
     );
-    const blockAt = new Map<number, number>();
+    const blockAt = new AddressTable();
     // Each block's stack, by block id: the pre-existing blocks' first, then the allocations'.
     const stackOf = new Int32Array(preexistingIds.length + this.count);
     let stacked = false;
@@ -245,7 +260,7 @@ export class PointerEvents {
         if (pre >= 0) {
           builder.free(preexistingIds[pre]!);
         } else {
-          builder.free(blockAt.get(address)!);
+          builder.free(blockAt.get(address));
           blockAt.delete(address);
         }
       }

@@ -42,6 +42,12 @@ export {
 export type { ReadProgress } from './trace-stream';
 
 const GZIP_MAGIC = [0x1f, 0x8b] as const;
+/**
+ * Bytes a streamed read takes at once, from the file and out of gunzip. The reader's work per
+ * chunk (an await, the carried-over tail, the progress report) is paid 4 times per MiB at 256 KiB
+ * and 16 times at 64 KiB: on a 263 MB snapshot, 64 KiB chunks cost about 0.3 s more of a 2.4 s run.
+ */
+const READ_CHUNK = 1 << 20;
 
 function isGzip(bytes: Uint8Array): boolean {
   return bytes[0] === GZIP_MAGIC[0] && bytes[1] === GZIP_MAGIC[1];
@@ -121,7 +127,7 @@ export function parseTraces(bytes: Uint8Array, options: ReadTraceFileOptions = {
 
 /** Options of {@link readTracesStreaming}. */
 export interface ReadTracesStreamingOptions extends ReadTraceFileOptions {
-  /** Called as the file is read (about every 64 KiB of it, and once at the end). */
+  /** Called as the file is read (about every MiB of it, and once at the end). */
   readonly onProgress?: (progress: ReadProgress) => void;
 }
 
@@ -139,7 +145,7 @@ export async function readTracesStreaming(
   const name = options.name ?? basename(path);
   const stat = statSync(path);
   const totalBytes = stat.isFile() ? stat.size : null;
-  return streamTraces(createReadStream(path, { highWaterMark: 1 << 16 }), {
+  return streamTraces(createReadStream(path, { highWaterMark: READ_CHUNK }), {
     ...options,
     name,
     totalBytes,
@@ -154,7 +160,7 @@ async function* nodeGunzip(
   chunks: AsyncIterable<Uint8Array>,
   onError: (error: unknown, offset: number) => never,
 ): AsyncGenerator<Uint8Array> {
-  const inflate = createGunzip({ chunkSize: 1 << 16 });
+  const inflate = createGunzip({ chunkSize: READ_CHUNK });
   let offset = 0;
   const feed = (async () => {
     try {

@@ -16,6 +16,7 @@
  * reader fills the columns as the pickle is read; a snapshot read whole (JSON) fills them the same
  * way, so both go through one set of rules.
  */
+import { freeBuffers } from './free-buffers';
 import { parseAddress } from './pointer-events';
 
 /** Entry actions, as {@link SnapshotColumns.action} codes. */
@@ -85,6 +86,22 @@ export class SnapshotColumns {
     private readonly maxEntries: number,
     private readonly tooMany: (entries: number) => never,
   ) {}
+
+  /**
+   * Hands the columns' memory back now (see `freeBuffers`), once the trace is built from them: the
+   * columns are empty from here.
+   */
+  release(): void {
+    const { action, addr, size, stream, time, stack } = this;
+    this.length = 0;
+    this.action = new Uint8Array(0);
+    this.addr = new Float64Array(0);
+    this.size = new Float64Array(0);
+    this.stream = new Float64Array(0);
+    this.time = new Float64Array(0);
+    this.stack = new Int32Array(0);
+    freeBuffers([action, addr, size, stream, time, stack].map((column) => column.buffer));
+  }
 
   /** Appends a malformed entry (not a dict at all, say). */
   addProblem(problem: EntryProblem): void {

@@ -12,7 +12,7 @@
  * entry (a dict with an `action`) goes into its list's columns and is dropped, memo slot and all;
  * a frame dict becomes its interned {@link FrameRef}, in the memo too, so the next entry that
  * shares it gets the ref; an entry's `frames` list, once used, is emptied and stands for its
- * interned stack ({@link StackRef}), since PyTorch shares one list between a block, its
+ * interned stack (its sink the stack's id), since PyTorch shares one list between a block, its
  * `segment_alloc` and its `alloc`. What stays is the columns, the distinct frames and stacks, and
  * the end state's segments. Browser-safe: no Node module.
  */
@@ -227,16 +227,17 @@ export class SnapshotStream {
   private stackOfFrames(frames: unknown, keep: boolean): number {
     if (frames instanceof StackRef) return frames.id;
     if (!(frames instanceof PList) || frames.tuple) return 0;
-    if (frames.sink instanceof StackRef) return frames.sink.id;
+    // A list used before stands for its stack (its sink the stack's id).
+    if (typeof frames.sink === 'number') return frames.sink;
     if (frames.sink !== null) return 0;
     // A list the fast path read holds frame ids (unless something asked for its items).
     const ids = frames.frameIds;
     const stack = !keep
       ? 0
       : ids !== null
-        ? this.stacks.stackOfIds(ids)
+        ? this.stacks.stackOfIds(ids, frames.frameCount, frames.frameFrom)
         : this.stacks.stackOf(frames.items);
-    frames.sink = this.stacks.stackRef(stack);
+    frames.sink = stack;
     this.machine.release(frames.length);
     frames.drop();
     this.machine.replaceRef(frames.memo, (stack << 1) | 1);
@@ -251,8 +252,8 @@ export class SnapshotStream {
       maxVisits: this.machine.limits.maxItems,
       frame: (ref) => {
         if (ref instanceof FrameRef) return this.stacks.frames[ref.id];
-        const stack = ref instanceof PList ? ref.sink : ref;
-        return stack instanceof StackRef ? this.stacks.framesOf(stack.id) : undefined;
+        const stack = ref instanceof PList ? ref.sink : ref instanceof StackRef ? ref.id : null;
+        return typeof stack === 'number' ? this.stacks.framesOf(stack) : undefined;
       },
     });
   }

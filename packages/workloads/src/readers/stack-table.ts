@@ -125,11 +125,14 @@ export class StackTable {
     return this.use(this.run(ids, n));
   }
 
-  /** The stack of frame ids `ids` (innermost first), its innermost {@link MAX_STACK_FRAMES} kept. */
-  stackOfIds(ids: readonly number[]): number {
+  /**
+   * The stack of frame ids `ids[from, from + count)` (innermost first), its innermost
+   * {@link MAX_STACK_FRAMES} kept.
+   */
+  stackOfIds(ids: ArrayLike<number>, count = ids.length, from = 0): number {
     const scratch = this.scratch;
-    const n = Math.min(ids.length, MAX_STACK_FRAMES);
-    for (let i = 0; i < n; i++) scratch[i] = ids[i]!;
+    const n = Math.min(count, MAX_STACK_FRAMES);
+    for (let i = 0; i < n; i++) scratch[i] = ids[from + i]!;
     return this.use(this.run(scratch, n));
   }
 

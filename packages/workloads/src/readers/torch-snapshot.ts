@@ -234,7 +234,14 @@ interface DeviceContext {
 function deviceTrace(columns: SnapshotColumns, context: DeviceContext): Trace | null {
   const { source } = context;
   const freeAction = columns.hasFreeCompleted ? Action.free_completed : Action.free_requested;
-  const events = new PointerEvents(source, 'event', context.maxEvents);
+  // Room for every entry that may be a pointer event, at once.
+  let pointerEntries = 0;
+  for (let index = 0; index < columns.length; index++) {
+    const action = columns.action[index]!;
+    if (action === Action.alloc || action === freeAction || action === Action.free)
+      pointerEntries++;
+  }
+  const events = new PointerEvents(source, 'event', context.maxEvents, pointerEntries);
   let segmentAllocs = 0;
   let segmentFrees = 0;
   let segmentDelta = 0;

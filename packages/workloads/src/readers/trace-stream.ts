@@ -23,6 +23,7 @@ import {
   type ReadTraceFileOptions,
   requireSnapshotTraces,
 } from './parse-traces';
+import { SnapshotColumns } from './snapshot-columns';
 import { SnapshotStream } from './snapshot-stream';
 import { snapshotTraces } from './torch-snapshot';
 
@@ -145,6 +146,12 @@ export async function streamTraces(
       // The pickle machine (its memo above all) is garbage from here, while the traces are built.
       stream = null;
       const traces = snapshotTraces(records, { name, maxEvents });
+      // The traces hold copies: the entries' columns (tens of MB) are done with.
+      if (Array.isArray(records.devices)) {
+        for (const device of records.devices) {
+          if (device instanceof SnapshotColumns) device.release();
+        }
+      }
       report(true);
       return requireSnapshotTraces(traces, name);
     } finally {
