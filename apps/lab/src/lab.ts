@@ -8,7 +8,7 @@
  *                            capacity      ─► capacities() ─► smallest capacity per allocator
  * ```
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join, resolve } from 'node:path';
 import { type Trace, trainingLoop } from '@allot/workloads';
@@ -24,7 +24,7 @@ import { progressReporter } from './progress';
 import { ALL_ROWS, findRow, type LabRow, ROWS, TUNED_ROW, tuningOf } from './registry';
 import { describeTrace, replayRows } from './replay-rows';
 import { writeExports } from './report/exports';
-import { renderReport } from './report/html';
+import { writeParts, writeReportFile } from './report/html';
 import {
   checkTargets,
   countFailures,
@@ -118,9 +118,9 @@ function emptyResults(
 function writeReport(results: LabResults, options: LabOptions, cwd: string): string {
   const folder = resolve(cwd, options.out);
   mkdirSync(folder, { recursive: true });
-  writeFileSync(join(folder, 'results.json'), `${JSON.stringify(results)}\n`);
+  writeParts(join(folder, 'results.json'), [JSON.stringify(results), '\n']);
   const path = join(folder, 'index.html');
-  writeFileSync(path, renderReport(results));
+  writeReportFile(path, results);
   return path;
 }
 

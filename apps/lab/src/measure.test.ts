@@ -26,6 +26,26 @@ describe('measureRow', () => {
     if (result.kind === 'pool') expect(result.segments!.acquired).toBeGreaterThan(0);
   });
 
+  it('times a long sampled pass by its replay alone, a short one by separate runs', () => {
+    const row = findRow('caching')!;
+    const long = measureRow(trace, row, profile, null, { seriesPoints: 50, longPassMs: 0 });
+    expect(long.timedRuns).toBe(1);
+    expect(long.nsPerEvent).toBeGreaterThan(0);
+    expect(Number.isFinite(long.nsPerEvent)).toBe(true);
+    const short = measureRow(trace, row, profile, null, {
+      seriesPoints: 50,
+      longPassMs: Number.POSITIVE_INFINITY,
+    });
+    expect(short.timedRuns).toBeGreaterThanOrEqual(3);
+    // The figures do not depend on how the row was timed.
+    expect({ ...long, nsPerEvent: 0, eventsPerSecond: 0, timedRuns: 0 }).toEqual({
+      ...short,
+      nsPerEvent: 0,
+      eventsPerSecond: 0,
+      timedRuns: 0,
+    });
+  });
+
   it.each(ALL_ROWS.filter((row) => !ROWS.includes(row)).map((row) => row.name))(
     '%s (on request) replays small requests, reserved ≥ live, and its tables match a repeat',
     (name) => {

@@ -10,8 +10,9 @@
  *  timed passes   untimed warm-up, then whole replays until ≥ MIN_TIMED_RUNS runs and
  *                 ≥ MIN_TIMED_MS ms (at most MAX_TIMED_RUNS, and no new run past MAX_TIMED_MS),
  *                 reset() between runs: median ns/event. A trace whose sampled pass alone takes
- *                 MIN_TIMED_MS is long enough to time once: its loop is warm, and one run of it
- *                 is as steady as several short ones (big snapshots replay 2 times, not 5)
+ *                 MIN_TIMED_MS is long enough to be timed by that pass: the time of its slices of
+ *                 replay in its latter half, when the replay's code is compiled and warm, without
+ *                 the samples between them (one replay of a big snapshot, not three)
  * ```
  *
  * The figures of the table (peak live, peak reserved, failures) come from the sampled pass, which
@@ -195,6 +196,13 @@ export interface MeasureOptions {
   readonly seriesPoints?: number;
   /** The GPU that pool rows model. @defaultValue no limit, no fraction */
   readonly device?: DeviceModel;
+  /** A sampled pass this long (ms) is the timing (see the module comment). @defaultValue MIN_TIMED_MS */
+  readonly longPassMs?: number;
+  /**
+   * Called in the sampled pass before each of the trace's releases the row replays, with its index
+   * and the row's layout then (see `Replayer.beforeRelease`).
+   */
+  readonly beforeRelease?: (index: number, layout: () => Layout) => void;
 }
 
 /** Measures `row` on `trace` (see the module comment). */
@@ -208,7 +216,6 @@ export function measureRow(
   const instance = row.create(trace, profile, capacity, options.device);
 
   // Sampled pass.
-  const sampledFrom = performance.now();
   const state = beginReplay(instance, trace);
   const points = Math.max(2, options.seriesPoints ?? SERIES_POINTS);
   const step = Math.max(1, Math.ceil(trace.length / points));
@@ -229,13 +236,19 @@ export function measureRow(
   // The largest live bytes from the last sample to the event before the current position: the
   // interval a sample's line holds its value over, so its peak is drawn where it happened.
   let intervalPeak = 0;
-  const sample = (layout: Layout | null) => {
+  // Time the sampled pass spends outside the replay (samples, layouts): a long pass is timed by the
+  // rest.
+  let samplingMs = 0;
+  // A pool reads its fragmentation without building a layout: no garbage between slices.
+  const quickFragmentation = instance.externalFragmentation;
+  const sample = (layout: Layout | null, wanted = false) => {
     if (samples > 0) series.liveBytes[samples - 1] = intervalPeak;
     series.event.push(state.position);
     series.liveBytes.push(state.liveBytes);
     state.windowPeakLiveBytes = state.liveBytes;
     series.reservedBytes.push(instance.reserved(state));
     if (layout !== null) lastFragmentation = fragmentation(layout).externalFragmentation;
+    else if (wanted && quickFragmentation) lastFragmentation = quickFragmentation(state);
     series.externalFragmentation.push(lastFragmentation);
     samples++;
   };
@@ -245,27 +258,52 @@ export function measureRow(
   let layoutAtPeak: Layout = peakAt < state.position ? initial : { segments: [] };
   let fragmentationAtPeak =
     peakAt < state.position ? fragmentation(initial).externalFragmentation : 0;
+  const { beforeRelease } = options;
+  if (beforeRelease !== undefined) {
+    state.beforeRelease = (index) => {
+      const from = performance.now();
+      beforeRelease(index, () => instance.layout(state));
+      samplingMs += performance.now() - from;
+    };
+  }
+  // Timed from here, as the timed passes time `run()` alone; the replay of the pass's latter half
+  // (its loop compiled and warm by then) apart.
+  const sampledFrom = performance.now();
+  const half = state.position + (trace.length - state.position) / 2;
+  let lateMs = 0;
+  let lateEvents = 0;
   while (state.position < trace.length) {
+    const from = state.position;
+    const sliceFrom = performance.now();
+    const samplingBefore = samplingMs;
     let to = Math.min(trace.length, state.position + step);
     const crossesPeak = peakAt >= state.position && peakAt < to;
     if (crossesPeak) to = peakAt + 1;
     state.run(to - 1);
     intervalPeak = state.windowPeakLiveBytes;
     state.run(to);
+    const sampledAt = performance.now();
+    if (from >= half) {
+      lateMs += sampledAt - sliceFrom - (samplingMs - samplingBefore);
+      lateEvents += state.position - from;
+    }
     const sampling = !crossesPeak || state.position === trace.length || state.position % step === 0;
     const wanted = crossesPeak || state.position === trace.length || samples % layoutEvery === 0;
-    const layout = crossesPeak || (sampling && wanted) ? instance.layout(state) : null;
+    const layout =
+      crossesPeak || (sampling && wanted && !quickFragmentation) ? instance.layout(state) : null;
     if (crossesPeak) {
       layoutAtPeak = layout!;
       fragmentationAtPeak = fragmentation(layout!).externalFragmentation;
     }
-    if (sampling) sample(layout);
+    if (sampling) sample(layout, wanted);
+    samplingMs += performance.now() - sampledAt;
   }
+  const sampledMs = performance.now() - sampledFrom;
+  state.beforeRelease = undefined;
   const peakReservedBytes = instance.peakReserved(state);
   const segments = instance.segments?.();
   const { peakLiveBytes, failures, firstFailure } = state;
 
-  const sampledMs = performance.now() - sampledFrom;
   // Timed passes.
   let nsPerEvent = Number.NaN;
   let timedRuns = 0;
@@ -279,18 +317,21 @@ export function measureRow(
       state.run();
       return performance.now() - start;
     };
-    // A long sampled pass warmed the loop up, and one run of that length is steady: time it once.
-    const long = sampledMs >= MIN_TIMED_MS;
-    if (!long) runOnce(); // warm-up: the sampled pass already ran once
-    let total = 0;
-    while (
-      times.length < MAX_TIMED_RUNS &&
-      (times.length === 0 ||
-        (!long && total < MAX_TIMED_MS && (times.length < MIN_TIMED_RUNS || total < MIN_TIMED_MS)))
-    ) {
-      const ms = runOnce();
-      times.push(ms);
-      total += ms;
+    if (sampledMs >= (options.longPassMs ?? MIN_TIMED_MS) && lateEvents > 0) {
+      // A pass this long is steady: the warm replay of its latter half is the time, per event.
+      times.push((lateMs * trace.length) / lateEvents);
+    } else {
+      runOnce(); // warm-up: the sampled pass already ran once
+      let total = 0;
+      while (
+        times.length < MAX_TIMED_RUNS &&
+        (times.length === 0 ||
+          (total < MAX_TIMED_MS && (times.length < MIN_TIMED_RUNS || total < MIN_TIMED_MS)))
+      ) {
+        const ms = runOnce();
+        times.push(ms);
+        total += ms;
+      }
     }
     times.sort((a, b) => a - b);
     const median = times[Math.floor(times.length / 2)]!;

@@ -8,6 +8,7 @@ import {
   cachingPool,
   DEFAULT_SETTINGS,
 } from '@allot/caching';
+import { externalFragmentation } from '@allot/stats';
 import {
   type AddressSource,
   addressSource,
@@ -80,6 +81,10 @@ export function poolInstance(
     target: pool,
     config: pool.config,
     layout: () => pool.layout(),
+    externalFragmentation: () => {
+      const free = pool.freeSpace();
+      return externalFragmentation(free.largestFreeBlock, free.freeBytes);
+    },
     reserved: () => source.reservedBytes(),
     peakReserved: () => source.peakReservedBytes(),
     segments: () => ({

@@ -34,67 +34,99 @@ const MAX_BURSTS = 2000;
 const SMALL_SIZE = 2 ** 20;
 
 /**
+ * Watches a replay of the recorded settings as it reaches each burst of the trace's releases (set
+ * {@link ReleaseWatch.before} as the replayer's `beforeRelease`), and tells them apart (see the
+ * module comment). The sampled pass of the recorded row is that replay; {@link recordedReleases}
+ * runs one of its own when there was none.
+ */
+export class ReleaseWatch {
+  private atWall = 0;
+  private below = Number.POSITIVE_INFINITY;
+  private nextGrow = 0;
+  private lastBurst = -1;
+  private readonly grows: readonly { readonly event: number; readonly size: number }[];
+
+  constructor(
+    private readonly trace: Trace,
+    private readonly recordedPeak: number,
+  ) {
+    this.grows = (trace.recordedSegments ?? []).filter((segment) => segment.size > 0);
+  }
+
+  /**
+   * Before release `index` of the trace, the replay at its event: looks at the cache (`layout`)
+   * once a burst, at its first release.
+   */
+  before(index: number, layout: () => Layout): void {
+    const { trace, grows } = this;
+    const releases = trace.releases!;
+    const event = releases.event[index]!;
+    if (event === this.lastBurst) return;
+    this.lastBurst = event;
+    while (this.nextGrow < grows.length && grows[this.nextGrow]!.event < event) this.nextGrow++;
+    const after = grows[this.nextGrow];
+    const reserved = releases.reservedBefore[index]!;
+    if (
+      after !== undefined &&
+      after.event === event &&
+      event < trace.length &&
+      trace.kind[event] === EventKind.Alloc &&
+      reserved + after.size > this.recordedPeak &&
+      !cacheHolds(layout(), trace.size[event]!, trace.stream?.[event] ?? 0)
+    ) {
+      this.atWall++;
+      this.below = Math.min(this.below, reserved + after.size);
+    }
+  }
+
+  /** Bursts at the wall so far, and the least sum that passed the peak (null when none). */
+  result(): { readonly atWall: number; readonly wallBelowBytes: number | null } {
+    return { atWall: this.atWall, wallBelowBytes: this.atWall > 0 ? this.below : null };
+  }
+}
+
+/** Whether {@link recordedReleases} would look at the bursts of `trace` with a replay. */
+export function watchesReleases(trace: Trace): boolean {
+  const releases = trace.releases;
+  if (releases === undefined || releases.event.length === 0) return false;
+  let bursts = 0;
+  for (let i = 0; i < releases.event.length; i++) {
+    if (i === 0 || releases.event[i - 1] !== releases.event[i]) bursts++;
+  }
+  return bursts <= MAX_BURSTS;
+}
+
+/**
  * See {@link RecordedReleases}; undefined when the recording gave nothing back. `config` is the
- * recorded settings, replayed on `device` to see the cache before each burst.
+ * recorded settings, replayed on `device` to see the cache before each burst, unless `watched`
+ * watched a replay of them already.
  */
 export function recordedReleases(
   trace: Trace,
   recordedPeak: number,
   config: string | undefined,
   device?: DeviceModel,
+  watched?: ReleaseWatch,
 ): RecordedReleases | undefined {
   const releases = trace.releases;
   if (releases === undefined || releases.event.length === 0) return undefined;
-  const starts: number[] = [];
+  let bursts = 0;
   for (let i = 0; i < releases.event.length; i++) {
-    if (i === 0 || releases.event[i - 1] !== releases.event[i]) starts.push(i);
+    if (i === 0 || releases.event[i - 1] !== releases.event[i]) bursts++;
   }
-  const base = {
-    segments: releases.event.length,
-    bursts: starts.length,
-    wallFromBytes: recordedPeak,
-  };
-  if (config === undefined || starts.length > MAX_BURSTS) {
+  const base = { segments: releases.event.length, bursts, wallFromBytes: recordedPeak };
+  if (config === undefined || !watchesReleases(trace)) {
     return { ...base, atWall: 0, wallBelowBytes: null };
   }
-  const grows = (trace.recordedSegments ?? []).filter((segment) => segment.size > 0);
+  if (watched !== undefined) return { ...base, ...watched.result() };
   const instance = poolInstance(parseAllocConf(config), trace, null, device);
   const pool = instance.pool;
-  // The pool without its release: the bursts are replayed here, after a look at the cache.
-  const target = {
-    allocate: (size: number, alignment?: number) => pool.allocate(size, alignment),
-    allocateOn: (stream: number, size: number, alignment?: number) =>
-      pool.allocateOn(stream, size, alignment),
-    free: (address: number) => pool.free(address),
-  };
-  const state = new Replayer(trace, target);
+  const watch = new ReleaseWatch(trace, recordedPeak);
+  const state = new Replayer(trace, pool);
   instance.begin?.(state);
-  let atWall = 0;
-  let below = Number.POSITIVE_INFINITY;
-  let next = 0;
-  for (let b = 0; b < starts.length; b++) {
-    const first = starts[b]!;
-    const end = b + 1 < starts.length ? starts[b + 1]! : releases.event.length;
-    const event = releases.event[first]!;
-    if (event < state.position) continue;
-    state.run(event);
-    while (next < grows.length && grows[next]!.event < event) next++;
-    const after = grows[next];
-    const reserved = releases.reservedBefore[first]!;
-    if (
-      after !== undefined &&
-      after.event === event &&
-      event < trace.length &&
-      trace.kind[event] === EventKind.Alloc &&
-      reserved + after.size > recordedPeak &&
-      !cacheHolds(pool.layout(), trace.size[event]!, trace.stream?.[event] ?? 0)
-    ) {
-      atWall++;
-      below = Math.min(below, reserved + after.size);
-    }
-    for (let i = first; i < end; i++) pool.release(releases.bytes[i]!);
-  }
-  return { ...base, atWall, wallBelowBytes: atWall > 0 ? below : null };
+  state.beforeRelease = (index) => watch.before(index, () => pool.layout());
+  state.run(releases.event[releases.event.length - 1]! + 1);
+  return { ...base, ...watch.result() };
 }
 
 /** Whether a cached block of the request's pool and stream could hold `size` bytes. */

@@ -25,6 +25,11 @@ export interface RowInstance {
   readonly target: ReplayTarget;
   /** Blocks and segments now; ranges clip it at their high-water mark. */
   layout(state: Replayer): Layout;
+  /**
+   * `fragmentation(layout(state)).externalFragmentation`, without building the layout (pools):
+   * what the sampled pass reads at each sample.
+   */
+  externalFragmentation?(state: Replayer): number;
   /** Reserved bytes now (the high-water mark so far, for ranges). */
   reserved(state: Replayer): number;
   /** Largest reserved bytes so far. */

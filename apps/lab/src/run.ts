@@ -21,7 +21,7 @@ import {
   tuneOptionsOf,
   tuningOf,
 } from './registry';
-import { type RecordedReleases, recordedReleases } from './releases';
+import { type RecordedReleases, ReleaseWatch, recordedReleases, watchesReleases } from './releases';
 import { type Explanation, explainWorkload } from './report/explain';
 import { runPool, type TuneResult } from './tune';
 
@@ -208,22 +208,30 @@ export function runWorkloads(
     const summary = summarizeTrace(trace);
     const profile = profileOf(trace);
     const results: RowResult[] = [];
+    const figures = torchFigures(trace.meta);
+    // The recorded row's sampled pass is the replay that tells the recording's releases apart.
+    let watch: ReleaseWatch | undefined;
     for (const row of [...rows, ...(input.extraRows ?? [])]) {
       progress?.(done, total, `${input.id} × ${row.name}`);
       const rowDevice = recordedDevice(trace, device);
-      const measured = () =>
-        withRecordedOoms(
-          trace,
-          measureRow(trace, row, profile, capacity, {
-            ...timing,
-            ...(rowDevice ? { device: rowDevice } : {}),
-          }),
-          rowDevice,
-        );
+      const watches =
+        row.name === input.recordedRow &&
+        capacity === null &&
+        figures?.peakReservedBytes !== undefined &&
+        watchesReleases(trace);
+      const measured = () => {
+        const rowWatch = watches ? new ReleaseWatch(trace, figures.peakReservedBytes!) : undefined;
+        const result = measureRow(trace, row, profile, capacity, {
+          ...timing,
+          ...(rowDevice ? { device: rowDevice } : {}),
+          ...(rowWatch ? { beforeRelease: rowWatch.before.bind(rowWatch) } : {}),
+        });
+        if (rowWatch !== undefined) watch = rowWatch;
+        return withRecordedOoms(trace, result, rowDevice);
+      };
       results.push(memo ? memo(trace, row, measured) : measured());
       done++;
     }
-    const figures = torchFigures(trace.meta);
     const recorded = results.find((row) => row.allocator === input.recordedRow);
     const released =
       figures?.peakReservedBytes !== undefined
@@ -232,6 +240,7 @@ export function runWorkloads(
             figures.peakReservedBytes,
             recorded?.config,
             recordedDevice(trace, device),
+            watch,
           )
         : undefined;
     const fidelity =

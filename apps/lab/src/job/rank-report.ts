@@ -11,7 +11,7 @@ import { type AllocatorSettings, DEFAULT_SETTINGS, parseAllocConf } from '@allot
 import type { Trace } from '@allot/workloads';
 import type { DeviceModel } from '../pool-instance';
 import { cachingRow, type LabRow } from '../registry';
-import { renderReport } from '../report/html';
+import { writeReportFile } from '../report/html';
 import { countFailures, type LabResults, runWorkloads } from '../run';
 import { canonicalConf } from './candidates';
 
@@ -88,6 +88,6 @@ export function writeRankReport(
   };
   const path = join(folder, rankReportPath(task.rank));
   mkdirSync(join(path, '..'), { recursive: true });
-  writeFileSync(path, renderReport(results));
+  writeReportFile(path, results);
   return path;
 }

@@ -12,7 +12,7 @@ import { findRow } from '../registry';
 import { runWorkloads } from '../run';
 import { tune } from '../tune';
 import { builtInWorkloads } from '../workloads';
-import { explainWorkload, GRID_POINTS, splitReserved } from './explain';
+import { explainWorkload, GRID_POINTS, sortedAsFarAsRead, splitReserved } from './explain';
 import { peakState, torchSnapshotOf, writeExports } from './exports';
 import { identicalRows, renderReport } from './html';
 
@@ -245,5 +245,24 @@ describe('the action', () => {
     const action = result!.explain!.diagnosis.action;
     expect(action).toMatch(/mostly live data/);
     expect(action).not.toMatch(/batch|checkpointing|KV cache/);
+  });
+});
+
+describe('sortedAsFarAsRead', () => {
+  it('reads as a full sort would, ties and reads past the first part included', () => {
+    let x = 31;
+    const next = (n: number) => {
+      x = (x * 1103515245 + 12345) % 2 ** 31;
+      return Math.floor((x / 2 ** 31) * n);
+    };
+    for (let round = 0; round < 200; round++) {
+      const items = Array.from({ length: next(300) }, (_, block) => ({ key: next(21), block }));
+      const need = 1 + next(40);
+      const compare = (a: (typeof items)[number], b: (typeof items)[number]) =>
+        b.key - a.key || a.block - b.block;
+      const full = [...items].sort(compare);
+      const read = sortedAsFarAsRead(items, (item) => item.key, compare, need);
+      for (let k = 0; k <= items.length; k++) expect(read(k)).toBe(full[k]);
+    }
   });
 });

@@ -198,6 +198,37 @@ function gridIndexAtOrAfter(grid: readonly number[], event: number): number {
   return lo;
 }
 
+/**
+ * `items` in the order of `compare` (by `key`, largest first, then anything else), as a full sort
+ * gives it, sorted only as far as it is read: the first `need` at once, from the items whose key is
+ * at least the `need`-th largest (ties included), and all of them on the first read past those.
+ * The timeline reads a few thousand of a trace's hundreds of thousands of allocations.
+ */
+export function sortedAsFarAsRead<T>(
+  items: readonly T[],
+  key: (item: T) => number,
+  compare: (a: T, b: T) => number,
+  need: number,
+): (k: number) => T | undefined {
+  let sorted: T[];
+  let whole = items.length <= 2 * need;
+  if (whole) {
+    sorted = [...items].sort(compare);
+  } else {
+    const keys = new Float64Array(items.length);
+    for (let i = 0; i < items.length; i++) keys[i] = key(items[i]!);
+    const least = keys.slice().sort()[items.length - need]!;
+    sorted = items.filter((_, i) => keys[i]! >= least).sort(compare);
+  }
+  return (k) => {
+    if (k >= sorted.length && !whole) {
+      sorted = [...items].sort(compare);
+      whole = true;
+    }
+    return sorted[k];
+  };
+}
+
 /** Explains one workload (see the module comment). */
 export function explainWorkload(
   trace: Trace,
@@ -281,12 +312,22 @@ export function explainWorkload(
   // TIMELINE_ALLOCATIONS and TIMELINE_BYTES of JSON allow.
   const bytesOf = (v: { block: number }) => size[allocEvent[v.block]!]!;
   const area = (v: (typeof visible)[number]) => bytesOf(v) * (v.to - v.from);
-  const largest = [...visible].sort((a, b) => bytesOf(b) - bytesOf(a) || a.block - b.block);
-  const longest = visible.sort((a, b) => area(b) - area(a) || a.block - b.block);
+  const largest = sortedAsFarAsRead(
+    visible,
+    bytesOf,
+    (a, b) => bytesOf(b) - bytesOf(a) || a.block - b.block,
+    TIMELINE_ALLOCATIONS,
+  );
+  const longest = sortedAsFarAsRead(
+    visible,
+    area,
+    (a, b) => area(b) - area(a) || a.block - b.block,
+    TIMELINE_ALLOCATIONS,
+  );
   const chosen = new Map<(typeof visible)[number], ReportAllocation>();
   let weight = 0;
   for (let k = 0; k < visible.length && chosen.size < TIMELINE_ALLOCATIONS; k++) {
-    for (const v of [largest[k]!, longest[k]!]) {
+    for (const v of [largest(k)!, longest(k)!]) {
       if (chosen.has(v) || chosen.size >= TIMELINE_ALLOCATIONS) continue;
       const shown = allocation(v.block);
       weight += JSON.stringify(shown).length + 16; // and its grid span

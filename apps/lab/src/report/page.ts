@@ -345,9 +345,21 @@ function tunedNote(results: LabResults): string {
  */
 export function renderReportWith(
   results: LabResults,
+  assets: { readonly script: string; readonly style: string },
+  options: { readonly header?: boolean } = {},
+): string {
+  return reportParts(results, assets, options).join('');
+}
+
+/**
+ * {@link renderReportWith}'s page in parts, in order: a writer writes them one after the other
+ * without joining a page of megabytes into one string (and that string into one buffer).
+ */
+export function reportParts(
+  results: LabResults,
   { script, style }: { readonly script: string; readonly style: string },
   { header = true }: { readonly header?: boolean } = {},
-): string {
+): string[] {
   const sections = results.workloads
     .map((workload, w) => {
       const budget = workload.budget
@@ -398,7 +410,7 @@ Ranges are shown up to their high-water mark at that moment.</p>
   const axisToggle = timed
     ? '<div class="axis-toggle">x axis: <label><input type="radio" name="x-axis" value="time" checked> time (seconds)</label><label><input type="radio" name="x-axis" value="event"> events</label> <span class="muted small">(traces without times use events)</span></div>'
     : '';
-  return `<!doctype html>
+  const head = `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -412,13 +424,12 @@ ${header ? headerHtml(results) : ''}
 ${axisToggle}
 <p class="small">Peak reserved is the high-water mark for ranges (first, best and good fit, buddy, slab + best fit: the capacity a range must offer) and the bytes held from the memory source for the caching pools. Ratio = peak reserved / peak live. External fragmentation = 1 − largest free block / total free bytes, at the event of peak live bytes. Segments (caching pools): the segments allocated in the recording's window, PyTorch's cudaMalloc calls (+n grown: an expandable segment mapped further), as PyTorch's own row counts them; the segments of a recording's starting state, which the caching rows restore before the first event, are not counted there; the layouts at the peak show them too.</p>
 ${tunedNote(results)}
-${sections}
-${targets}
-<div id="lab-tooltip" role="tooltip"></div>
-<script type="application/json" id="lab-data">${scriptJson(pageData(results))}</script>
-<script>${script}</script>
-<script>${CLIENT_SCRIPT}</script>
-</body>
-</html>
 `;
+  return [
+    head,
+    sections,
+    `\n${targets}\n<div id="lab-tooltip" role="tooltip"></div>\n<script type="application/json" id="lab-data">`,
+    scriptJson(pageData(results)),
+    `</script>\n<script>${script}</script>\n<script>${CLIENT_SCRIPT}</script>\n</body>\n</html>\n`,
+  ];
 }
