@@ -189,7 +189,10 @@ export const TIMELINE_SCRIPT = `
         a.freeEvent >= 0 ? 'freed at ' + at(a.freeSeconds, a.freeEvent) : 'still live at the end',
         'stream ' + a.stream];
       if (a.frames && a.frames.length) {
-        lines.push('<span class="frames">' + a.frames.map(esc).join('<br>') + '</span>');
+        // Frames are indices into the timeline's table of frame texts.
+        lines.push('<span class="frames">' + a.frames.map(function (k) {
+          return esc(tl.frameTexts[k]);
+        }).join('<br>') + '</span>');
       } else {
         lines.push('<i>no stack frames recorded</i>');
       }

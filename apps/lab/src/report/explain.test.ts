@@ -9,12 +9,12 @@ import {
 import { describe, expect, it } from 'vitest';
 import { SCORES_BLOCK, SCORES_FRAMES, snapshotWithFrames } from '../../test/snapshot-with-frames';
 import { findRow } from '../registry';
-import { runWorkloads } from '../run';
+import { type LabResults, runWorkloads } from '../run';
 import { tune } from '../tune';
 import { builtInWorkloads } from '../workloads';
 import { explainWorkload, GRID_POINTS, sortedAsFarAsRead, splitReserved } from './explain';
 import { peakState, torchSnapshotOf, writeExports } from './exports';
-import { identicalRows, renderReport } from './html';
+import { identicalRows, pageData, renderReport } from './html';
 
 const MiB = 2 ** 20;
 
@@ -67,6 +67,24 @@ describe('explainWorkload', () => {
     expect(explain.peak.largest.map((a) => a.size)).toEqual([32 * MiB, 16 * MiB, 8 * MiB]);
     expect(explain.peak.seconds).toBeCloseTo(0.002, 9);
     expect(trace.frames!.get(SCORES_BLOCK)).toEqual(SCORES_FRAMES);
+  });
+
+  it('gives the page each frame text once, the allocations its indices', () => {
+    const page = pageData({ workloads: [result] } as unknown as LabResults) as {
+      workloads: {
+        explain: {
+          timeline: { frameTexts: string[]; allocations: { id: number; frames?: number[] }[] };
+        };
+      }[];
+    };
+    const timeline = page.workloads[0]!.explain.timeline;
+    expect(new Set(timeline.frameTexts).size).toBe(timeline.frameTexts.length);
+    for (const drawn of timeline.allocations) {
+      const explained = explain.timeline.allocations.find((a) => a.id === drawn.id)!;
+      expect(drawn.frames?.map((k) => timeline.frameTexts[k])).toEqual(explained.frames);
+    }
+    const scores = timeline.allocations.find((a) => a.id === SCORES_BLOCK)!;
+    expect(timeline.frameTexts[scores.frames![0]!]).toBe('attention_scores (model.py:88)');
   });
 
   it('says in plain words where reserved memory went, what caused the peak, and what to do', () => {

@@ -63,6 +63,7 @@ export function identicalRows(workload: WorkloadResult): (string | null)[] {
 function explainData(explain: Explanation | undefined): unknown {
   if (!explain) return undefined;
   const { timeline } = explain;
+  const texts = textTable();
   return {
     peakEvent: explain.peak.event,
     gridEvents: explain.gridEvents,
@@ -75,11 +76,32 @@ function explainData(explain: Explanation | undefined): unknown {
     timeline: {
       total: timeline.total,
       rest: round(timeline.rest, 0),
+      // Each frame's text once: the allocations' stacks share most of their frames.
+      frameTexts: texts.list,
       allocations: timeline.allocations.map((a) => ({
         ...a,
         ...(a.allocSeconds !== undefined ? { allocSeconds: round([a.allocSeconds], 6)[0] } : {}),
         ...(a.freeSeconds !== undefined ? { freeSeconds: round([a.freeSeconds], 6)[0] } : {}),
+        ...(a.frames !== undefined ? { frames: a.frames.map(texts.index) } : {}),
       })),
+    },
+  };
+}
+
+/** Strings numbered as first seen: `index(text)`, and `list` in that order. */
+function textTable(): { readonly list: string[]; readonly index: (text: string) => number } {
+  const list: string[] = [];
+  const indices = new Map<string, number>();
+  return {
+    list,
+    index: (text) => {
+      let k = indices.get(text);
+      if (k === undefined) {
+        k = list.length;
+        list.push(text);
+        indices.set(text, k);
+      }
+      return k;
     },
   };
 }
