@@ -300,47 +300,56 @@ export function explainWorkload(
     };
   };
 
-  // The timeline: the largest allocations visible at some grid point, in allocation order.
-  const visible: { block: number; from: number; to: number }[] = [];
+  // The timeline: the largest allocations visible at some grid point, in allocation order. Each
+  // block's span of grid points, [gridFrom, gridTo); blocks come in allocation order, so the start
+  // of each span moves forward with them.
+  const gridFrom = new Int32Array(trace.allocCount);
+  const gridTo = new Int32Array(trace.allocCount);
+  const visible: number[] = [];
+  let from = 0;
   for (let block = 0; block < trace.allocCount; block++) {
-    const from = gridIndexAtOrAfter(grid, allocEvent[block]!);
+    const at = allocEvent[block]!;
+    if (from > 0 && grid[from - 1]! >= at) from = gridIndexAtOrAfter(grid, at);
+    while (from < grid.length && grid[from]! < at) from++;
     const to = freeEvent[block]! < 0 ? grid.length : gridIndexAtOrAfter(grid, freeEvent[block]!);
-    if (from < to) visible.push({ block, from, to });
+    gridFrom[block] = from;
+    gridTo[block] = to;
+    if (from < to) visible.push(block);
   }
   // The largest (the peak is often a few big, short-lived blocks) and the most memory over time
   // (size × grid points live), one of each in turn, so the band of the rest stays thin; as many as
   // TIMELINE_ALLOCATIONS and TIMELINE_BYTES of JSON allow.
-  const bytesOf = (v: { block: number }) => size[allocEvent[v.block]!]!;
-  const area = (v: (typeof visible)[number]) => bytesOf(v) * (v.to - v.from);
+  const bytesOf = (block: number) => size[allocEvent[block]!]!;
+  const area = (block: number) => bytesOf(block) * (gridTo[block]! - gridFrom[block]!);
   const largest = sortedAsFarAsRead(
     visible,
     bytesOf,
-    (a, b) => bytesOf(b) - bytesOf(a) || a.block - b.block,
+    (a, b) => bytesOf(b) - bytesOf(a) || a - b,
     TIMELINE_ALLOCATIONS,
   );
   const longest = sortedAsFarAsRead(
     visible,
     area,
-    (a, b) => area(b) - area(a) || a.block - b.block,
+    (a, b) => area(b) - area(a) || a - b,
     TIMELINE_ALLOCATIONS,
   );
-  const chosen = new Map<(typeof visible)[number], ReportAllocation>();
+  const chosen = new Map<number, ReportAllocation>();
   let weight = 0;
   for (let k = 0; k < visible.length && chosen.size < TIMELINE_ALLOCATIONS; k++) {
-    for (const v of [largest(k)!, longest(k)!]) {
-      if (chosen.has(v) || chosen.size >= TIMELINE_ALLOCATIONS) continue;
-      const shown = allocation(v.block);
+    for (const block of [largest(k)!, longest(k)!]) {
+      if (chosen.has(block) || chosen.size >= TIMELINE_ALLOCATIONS) continue;
+      const shown = allocation(block);
       weight += JSON.stringify(shown).length + 16; // and its grid span
       if (weight > TIMELINE_BYTES) break;
-      chosen.set(v, shown);
+      chosen.set(block, shown);
     }
     if (weight > TIMELINE_BYTES) break;
   }
-  const drawn = [...chosen.keys()].sort((a, b) => a.block - b.block);
+  const drawn = [...chosen.keys()].sort((a, b) => a - b);
   const drawnLive = new Float64Array(grid.length);
-  for (const { block, from, to } of drawn) {
+  for (const block of drawn) {
     const bytes = size[allocEvent[block]!]!;
-    for (let j = from; j < to; j++) drawnLive[j]! += bytes;
+    for (let j = gridFrom[block]!; j < gridTo[block]!; j++) drawnLive[j]! += bytes;
   }
   // Exact live bytes at each grid point, for the band of the rest.
   const liveAt = new Float64Array(grid.length);
@@ -353,7 +362,11 @@ export function explainWorkload(
     }
   }
   const timeline: Timeline = {
-    allocations: drawn.map((v) => ({ ...chosen.get(v)!, from: v.from, to: v.to })),
+    allocations: drawn.map((block) => ({
+      ...chosen.get(block)!,
+      from: gridFrom[block]!,
+      to: gridTo[block]!,
+    })),
     rest: [...liveAt].map((bytes, j) => Math.max(0, bytes - drawnLive[j]!)),
     total: trace.allocCount,
   };
