@@ -15,7 +15,7 @@ import { Random } from '../random';
 import type { Trace } from '../trace';
 import { unpickle } from './pickle';
 import { pickle } from './pickle-test-support';
-import { findTracesDir, parseTraces, readTracesStreaming } from './read-trace-file';
+import { fileChunks, findTracesDir, parseTraces, readTracesStreaming } from './read-trace-file';
 import { SnapshotStream } from './snapshot-stream';
 import { parseTorchSnapshot } from './torch-snapshot';
 import { type ReadProgress, streamTraces, webGunzip } from './trace-stream';
@@ -210,6 +210,23 @@ describe('the streaming snapshot reader', () => {
     expect(last.events).toBe(601);
     for (let i = 1; i < reports.length; i++) {
       expect(reports[i]!.bytesRead).toBeGreaterThanOrEqual(reports[i - 1]!.bytesRead);
+    }
+  });
+
+  it('reads a file in chunks into two buffers in turn, each good until the next is asked for', async () => {
+    const file = join(dir, 'chunks.pickle');
+    writeFileSync(file, bytes);
+    const seen: Uint8Array[] = [];
+    for await (const chunk of fileChunks(file, 1000)) seen.push(chunk.slice());
+    expect(seen.length).toBe(Math.ceil(bytes.length / 1000));
+    expect(Buffer.concat(seen)).toEqual(Buffer.from(bytes));
+    // Through the pickle reader, over many chunks: what the whole bytes give.
+    const read = await streamTraces(fileChunks(file, 777), { name: 'chunks.pickle' });
+    expect(read.map(essence)).toEqual(parseTraces(bytes, { name: 'chunks.pickle' }).map(essence));
+    // A reader that stops early closes the file (the prefetched read awaited first).
+    for await (const chunk of fileChunks(file, 1000)) {
+      expect(chunk.length).toBe(1000);
+      break;
     }
   });
 
