@@ -14,9 +14,9 @@
  * ```
  */
 
+import { AddressMap, NIL } from '@allot/blocks';
 import { TraceFormatError, type TraceLocationUnit } from '../errors';
 import { DEFAULT_MAX_EVENTS, type Trace, TraceBuilder, type TraceMeta } from '../trace';
-import { AddressTable } from './address-table';
 import { StackFrames, type StackTable } from './stack-table';
 
 /** A block allocated before the window began. */
@@ -44,7 +44,7 @@ export class PointerEvents {
   private locations = new Float64Array(1024);
   /** For each free of a pre-existing block, its index in `preexisting`; -1 elsewhere. */
   private preexistingOf = new Int32Array(1024);
-  private readonly live = new AddressTable();
+  private readonly live = new AddressMap();
   private readonly streamIds = new Map<string | number, number>();
   private readonly preexisting: PreexistingBlock[] = [];
   /** Time of each event in µs (NaN where none was stamped); null until one is. */
@@ -147,7 +147,7 @@ export class PointerEvents {
   free(address: number, size: number, stream: number, location: number): void {
     this.checkRoom(location);
     const at = this.live.get(address);
-    if (at < 0) {
+    if (at === NIL) {
       if (!Number.isSafeInteger(size) || size <= 0) {
         throw new TraceFormatError(
           this.source,
@@ -160,7 +160,7 @@ export class PointerEvents {
       this.push(FREE, address, size, stream, location, this.preexisting.length);
       this.preexisting.push({ address, size, stream });
     } else {
-      this.live.delete(address);
+      this.live.take(address);
       this.push(FREE, address, size, stream, location, -1);
     }
   }
@@ -239,7 +239,7 @@ export class PointerEvents {
     const preexistingIds = this.preexisting.map((block) =>
       builder.alloc(block.size, 0, block.stream),
     );
-    const blockAt = new AddressTable();
+    const blockAt = new AddressMap();
     // Each block's stack, by block id: the pre-existing blocks' first, then the allocations'.
     const stackOf = new Int32Array(preexistingIds.length + this.count);
     let stacked = false;
@@ -261,7 +261,7 @@ export class PointerEvents {
           builder.free(preexistingIds[pre]!);
         } else {
           builder.free(blockAt.get(address));
-          blockAt.delete(address);
+          blockAt.take(address);
         }
       }
     }
