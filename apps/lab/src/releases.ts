@@ -85,15 +85,18 @@ export class ReleaseWatch {
   }
 }
 
+/** Bursts of the trace's releases: runs of releases before the same event. */
+function burstsOf(trace: Trace): number {
+  const events = trace.releases?.event ?? [];
+  let bursts = 0;
+  for (let i = 0; i < events.length; i++) if (i === 0 || events[i - 1] !== events[i]) bursts++;
+  return bursts;
+}
+
 /** Whether {@link recordedReleases} would look at the bursts of `trace` with a replay. */
 export function watchesReleases(trace: Trace): boolean {
-  const releases = trace.releases;
-  if (releases === undefined || releases.event.length === 0) return false;
-  let bursts = 0;
-  for (let i = 0; i < releases.event.length; i++) {
-    if (i === 0 || releases.event[i - 1] !== releases.event[i]) bursts++;
-  }
-  return bursts <= MAX_BURSTS;
+  const bursts = burstsOf(trace);
+  return bursts > 0 && bursts <= MAX_BURSTS;
 }
 
 /**
@@ -110,11 +113,11 @@ export function recordedReleases(
 ): RecordedReleases | undefined {
   const releases = trace.releases;
   if (releases === undefined || releases.event.length === 0) return undefined;
-  let bursts = 0;
-  for (let i = 0; i < releases.event.length; i++) {
-    if (i === 0 || releases.event[i - 1] !== releases.event[i]) bursts++;
-  }
-  const base = { segments: releases.event.length, bursts, wallFromBytes: recordedPeak };
+  const base = {
+    segments: releases.event.length,
+    bursts: burstsOf(trace),
+    wallFromBytes: recordedPeak,
+  };
   if (config === undefined || !watchesReleases(trace)) {
     return { ...base, atWall: 0, wallBelowBytes: null };
   }
