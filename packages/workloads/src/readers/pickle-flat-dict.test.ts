@@ -11,30 +11,8 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { TraceFormatError } from '../errors';
 import { unpickle } from './pickle';
-import { PickleMachine, plainValue, withoutFastPaths } from './pickle-machine';
-import { pickle } from './pickle-test-support';
-
-const parameters: fc.Parameters<unknown> = {
-  numRuns: Number(process.env.FC_NUM_RUNS ?? 200),
-  seed: Number(process.env.FC_SEED ?? 20_261_126),
-  ...(process.env.FC_PATH === undefined ? {} : { path: process.env.FC_PATH }),
-};
-
-/** What reading `bytes` in chunks of the given lengths (cycled) ends in: a value or a message. */
-function outcome(bytes: Uint8Array, cuts: readonly number[]): { value?: unknown; error?: string } {
-  const machine = new PickleMachine('p', { append: (_, value) => value });
-  try {
-    for (let at = 0, i = 0; at < bytes.length; i++) {
-      const n = cuts[i % cuts.length]!;
-      machine.push(bytes.subarray(at, at + n));
-      at += n;
-    }
-    return { value: plainValue(machine.end(), { name: 'p', at: 0, maxVisits: 1_000_000 }) };
-  } catch (error) {
-    if (!(error instanceof TraceFormatError)) throw error;
-    return { error: error.message };
-  }
-}
+import { withoutFastPaths } from './pickle-machine';
+import { outcome, parameters, pickle } from './pickle-test-support';
 
 const scalar = fc.oneof(
   fc.constant(null),

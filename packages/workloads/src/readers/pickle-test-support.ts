@@ -1,10 +1,43 @@
 /**
  * Pickles for the tests of the pickle readers: `pickles`, a protocol header, then opcodes of plain
  * data, each followed by a few operand bytes, then STOP (most are malformed somewhere, so the
- * readers' errors get as much exercise as their values); and `pickle`, a plain value as protocol
- * 4 lays it out.
+ * readers' errors get as much exercise as their values); `pickle`, a plain value as protocol 4
+ * lays it out; `outcome`, what the streaming machine makes of bytes cut into chunks; and the
+ * properties' `parameters`.
  */
 import fc from 'fast-check';
+import { TraceFormatError } from '../errors';
+import { PickleMachine, plainValue } from './pickle-machine';
+
+/** FC_NUM_RUNS per property (default 200); seeded (FC_SEED overrides, FC_PATH replays). */
+export const parameters: fc.Parameters<unknown> = {
+  numRuns: Number(process.env.FC_NUM_RUNS ?? 200),
+  seed: Number(process.env.FC_SEED ?? 20_261_126),
+  ...(process.env.FC_PATH === undefined ? {} : { path: process.env.FC_PATH }),
+};
+
+/**
+ * What reading `bytes` in chunks of the given lengths (cycled; none: whole) ends in: a value or a
+ * message.
+ */
+export function outcome(
+  bytes: Uint8Array,
+  cuts: readonly number[],
+): { value?: unknown; error?: string } {
+  const machine = new PickleMachine('p', { append: (_, value) => value });
+  try {
+    let at = 0;
+    for (let i = 0; at < bytes.length; i++) {
+      const n = cuts.length === 0 ? bytes.length : cuts[i % cuts.length]!;
+      machine.push(bytes.subarray(at, at + n));
+      at += n;
+    }
+    return { value: plainValue(machine.end(), { name: 'p', at: 0, maxVisits: 1_000_000 }) };
+  } catch (error) {
+    if (!(error instanceof TraceFormatError)) throw error;
+    return { error: error.message };
+  }
+}
 
 const OPCODES = Array.from(new TextEncoder().encode('(.012FIJKLMNXBCTUVaeghjlp]qrstu)d}G')).concat([
   0x80, 0x85, 0x86, 0x87, 0x88, 0x89, 0x8a, 0x8b, 0x8c, 0x8d, 0x8e, 0x8f, 0x90, 0x91, 0x94, 0x95,
