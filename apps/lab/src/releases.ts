@@ -113,12 +113,9 @@ export function recordedReleases(
 ): RecordedReleases | undefined {
   const releases = trace.releases;
   if (releases === undefined || releases.event.length === 0) return undefined;
-  const base = {
-    segments: releases.event.length,
-    bursts: burstsOf(trace),
-    wallFromBytes: recordedPeak,
-  };
-  if (config === undefined || !watchesReleases(trace)) {
+  const bursts = burstsOf(trace);
+  const base = { segments: releases.event.length, bursts, wallFromBytes: recordedPeak };
+  if (config === undefined || bursts > MAX_BURSTS) {
     return { ...base, atWall: 0, wallBelowBytes: null };
   }
   if (watched !== undefined) return { ...base, ...watched.result() };
