@@ -58,6 +58,23 @@ describe('a job: rank and step from the names frameworks give', () => {
     expect(nameOf('/r/train-default.pickle.gz').rank).toBeNull();
   });
 
+  it('reads the names allot-lab record gives: a rank, a step, and an exit or OOM mark', () => {
+    expect(nameOf('/job/rank3_step120.pickle')).toEqual({
+      rank: 3,
+      step: 120,
+      oom: false,
+      naming: 'allot-lab',
+    });
+    expect(nameOf('/job/rank0_step7_exit.pickle')).toMatchObject({ rank: 0, step: 7, oom: false });
+    expect(nameOf('/job/rank1_step8847_oom.pickle')).toMatchObject({
+      rank: 1,
+      step: 8847,
+      oom: true,
+    });
+    // A name under way (written, then renamed when complete) is not a trace's name.
+    expect(nameOf('/job/rank1_step9.pickle.tmp').naming).not.toBe('allot-lab');
+  });
+
   it('takes the newest step, or --step; numbers ranks in sorted order when names state none', () => {
     const root = tempDir();
     touch(

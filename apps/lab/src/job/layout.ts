@@ -4,6 +4,7 @@
  *
  * ```
  *  DIR | GLOB | FILE... ─► trace files ─► rank and step from each name ─► one step (newest, or --step)
+ *                                        allot-lab    rankR_stepN[_exit|_oom].pickle (`record`)
  *                                        torchtitan   iteration_N[_exit]/rankR_memory_snapshot.pickle
  *                                                     step_N/RRRRRR_step_N.pickle
  *                                        Megatron     snapshot_R.pickle, NAME_rank-R.pickle,

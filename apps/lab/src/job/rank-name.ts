@@ -3,6 +3,7 @@
  * (layout.ts finds the files; this reads their names, in Node.js or in a browser).
  *
  * ```
+ *  allot-lab    rankR_stepN.pickle, rankR_stepN_exit.pickle, rankR_stepN_oom.pickle (`record`)
  *  torchtitan   iteration_N[_exit]/rankR_memory_snapshot.pickle, step_N/RRRRRR_step_N.pickle
  *  Megatron     snapshot_R.pickle, NAME_rank-R.pickle, NAME_oom_rank-R.pickle (an OOM snapshot)
  *  otherwise    rankR anywhere in the name
@@ -10,7 +11,12 @@
  */
 
 /** How the rank numbers were found. */
-export type RankNaming = 'torchtitan' | 'megatron' | 'rank in the name' | 'sorted order';
+export type RankNaming =
+  | 'allot-lab'
+  | 'torchtitan'
+  | 'megatron'
+  | 'rank in the name'
+  | 'sorted order';
 
 const TRACE_NAME = /\.(pickle|pkl)(\.gz)?$|(trace|snapshot)[^/]*\.json(\.gz)?$/i;
 
@@ -41,7 +47,16 @@ export function nameOf(path: string): Named {
       oom = match[2] !== undefined;
     }
   }
-  let match = /^(\d+)_step_(\d+)\./.exec(name);
+  let match = /^rank(\d+)_step(\d+)(?:_(exit|oom))?\.(?:pickle|pkl)(?:\.gz)?$/.exec(name);
+  if (match) {
+    return {
+      rank: Number(match[1]),
+      step: Number(match[2]),
+      oom: match[3] === 'oom',
+      naming: 'allot-lab',
+    };
+  }
+  match = /^(\d+)_step_(\d+)\./.exec(name);
   if (match) return { rank: Number(match[1]), step: Number(match[2]), oom, naming: 'torchtitan' };
   match = /^rank(\d+)_memory_snapshot\./.exec(name);
   if (match) return { rank: Number(match[1]), step, oom, naming: 'torchtitan' };
