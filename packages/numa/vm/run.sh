@@ -22,6 +22,8 @@
 #   ALLOT_NUMA_VM_TIMEOUT  seconds the VM may run before it is killed (default 900)
 #   ALLOT_NUMA_VM_MIRROR   Debian mirror for debootstrap (default http://deb.debian.org/debian)
 #   ALLOT_NUMA_VM_REBUILD  1: build the image again even when cached
+#   ALLOT_NUMA_VM_IMAGE_ONLY  1: install the tools and build the image when it is not cached, then
+#                          stop without booting (CI builds it this way while the tests run)
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -110,6 +112,10 @@ if [ "${ALLOT_NUMA_VM_REBUILD:-0}" = 1 ] || [ ! -f "$image/rootfs.img" ]; then
   log "image built in $(($(seconds) - started)) s"
 else
   log "using the cached image $image"
+fi
+if [ "${ALLOT_NUMA_VM_IMAGE_ONLY:-0}" = 1 ]; then
+  log "the image is ready; not booting it (ALLOT_NUMA_VM_IMAGE_ONLY=1)"
+  exit 0
 fi
 
 # --- boot -------------------------------------------------------------------------------------
