@@ -208,8 +208,11 @@ class Recorder:
         if os.getpid() != self.pid or self.state in ("stopped", "skipped"):
             return
         try:
-            count = self._steps.get(optimizer, 0) + 1
-            self._steps[optimizer] = count
+            try:
+                count = self._steps.get(optimizer, 0) + 1
+                self._steps[optimizer] = count
+            except TypeError:  # an optimizer that cannot be weakly referenced: one count for all
+                count = self.step + 1
             if count <= self.step:
                 return
             self.step = count
