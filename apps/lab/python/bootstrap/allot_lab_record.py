@@ -123,7 +123,7 @@ class Recorder:
         self._exit_step = None
         self._previous_sigterm = None
         self._sigterm_installed = False
-        self._status.write("loaded", python=sys.version.split()[0])
+        self._status.write("loaded")
 
     # Torch ----------------------------------------------------------------------------------
 

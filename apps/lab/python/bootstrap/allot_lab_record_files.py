@@ -10,7 +10,6 @@ appear whole, and the status records `allot-lab record` reads at the end.
 Standard library only: this module is imported in every Python process of the recorded job.
 """
 
-import json
 import os
 
 #: The environment variables `allot-lab record` sets (src/record/settings.ts names the same).
@@ -129,6 +128,8 @@ def write_whole(folder, name, write):
 
 def write_json_whole(folder, name, value):
     """`value` as JSON in `folder/name`, written whole (see write_whole)."""
+    import json
+
     data = (json.dumps(value, sort_keys=True, default=str) + "\n").encode("utf-8")
     return write_whole(folder, name, lambda file: file.write(data))
 
@@ -144,9 +145,14 @@ class Status:
         """Appends one record; a status folder that is gone or full is no reason to stop."""
         if self._path is None:
             return
-        fields["event"] = event
-        fields["pid"] = self._pid
-        line = json.dumps(fields, sort_keys=True, default=str) + "\n"
+        if fields:
+            import json
+
+            fields["event"] = event
+            fields["pid"] = self._pid
+            line = json.dumps(fields, sort_keys=True, default=str) + "\n"
+        else:  # the record every process writes at startup, without importing json for it
+            line = '{"event": "%s", "pid": %d}\n' % (event, self._pid)
         try:
             with open(self._path, "a", encoding="utf-8") as file:
                 file.write(line)
