@@ -235,15 +235,20 @@ class Recorder:
             return True
         return every_seconds is not None and now - self._last_dump >= every_seconds
 
-    def _on_oom(self, device, requested, limit, free):
-        """PyTorch's out-of-memory observer: runs before the error is raised to the program."""
+    def _on_oom(self, device, allocation, limit, free):
+        """PyTorch's out-of-memory observer: runs before the error is raised to the program.
+
+        `allocation` is what PyTorch tried to allocate, the size its error message names (the
+        request rounded up to a segment); `limit` the device's total memory, or its per-process
+        fraction's share; `free` the device's free memory as cudaMemGetInfo gave it.
+        """
         if os.getpid() != self.pid or self.state != "recording":
             return
         self.dump(
             "oom",
             oom={
                 "device": device,
-                "requestedBytes": requested,
+                "allocationBytes": allocation,
                 "limitBytes": limit,
                 "deviceFreeBytes": free,
             },

@@ -278,7 +278,7 @@ describe.skipIf(!ready)('allot-lab record', () => {
       at,
       `${TRAIN}
 try:
-    torch.cuda.allocate(100 * 2**20)
+    torch.cuda.allocate(100 * 2**20 + 1)
 except torch.cuda.OutOfMemoryError:
     print('snapshot there:', os.path.exists(os.path.join(${JSON.stringify(at.out)}, 'rank0_step2_oom.pickle')))
 `,
@@ -294,7 +294,7 @@ except torch.cuda.OutOfMemoryError:
     const facts = JSON.parse(readFileSync(join(at.out, 'rank0_step2_oom.json'), 'utf8'));
     expect(facts.oom).toEqual({
       device: 0,
-      requestedBytes: 100 * 2 ** 20,
+      allocationBytes: 102 * 2 ** 20,
       limitBytes: 64 * 2 ** 20,
       deviceFreeBytes: 44 * 2 ** 20,
     });

@@ -81,9 +81,10 @@ def allocate(size):
     if _state.reserved() + total > _state.memory:
         free = _state.memory - _state.reserved()
         _state.record("oom", free, size)
+        # As PyTorch: the observers get the segment it tried to allocate, which its message names.
         for observer in list(_state.observers):
-            observer(_state.device, size, _state.memory, free)
-        raise OutOfMemoryError("CUDA out of memory. Tried to allocate %d bytes" % size)
+            observer(_state.device, total, _state.memory, free)
+        raise OutOfMemoryError("CUDA out of memory. Tried to allocate %d bytes" % total)
     address = _state.BASE + sum(s for _, s, _ in _state.segments)
     _state.segments.append([address, total, address + size])
     _state.record("segment_alloc", address, total)
