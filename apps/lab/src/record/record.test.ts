@@ -105,6 +105,17 @@ function record(at: Job, args: readonly string[], command: readonly string[]) {
   return finish(at, start(at, args, command));
 }
 
+/** `allot-lab ARGS` through the built CLI, waited for without holding the event loop. */
+async function allotLab(args: readonly string[], cwd?: string) {
+  const child = spawn(process.execPath, [cli, ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk) => (stdout += chunk));
+  child.stderr.on('data', (chunk) => (stderr += chunk));
+  const status = await new Promise<number | null>((done) => child.on('close', done));
+  return { status, stdout, stderr };
+}
+
 /** Waits for `path` to exist (a program's "ready" mark), up to a generous deadline. */
 async function appears(path: string): Promise<void> {
   const deadline = Date.now() + 30_000;
@@ -264,9 +275,7 @@ describe.skipIf(!ready)('allot-lab record', () => {
         `allot-lab replay ${at.out} and allot-lab tune ${at.out} read them`,
     );
     // The folder is a job the lab reads: rank 3, its exit snapshot of step 5.
-    const replay = spawnSync(process.execPath, [cli, 'replay', at.out, '--no-report', '--quiet'], {
-      encoding: 'utf8',
-    });
+    const replay = await allotLab(['replay', at.out, '--no-report', '--quiet']);
     expect(replay.status).toBe(0);
     expect(replay.stdout).toMatch(/Job: 1 ranks \(numbered by allot-lab, step 5\)/);
     expect(replay.stdout).toMatch(/\n +3 +\S*rank3_step5_exit\.pickle /);
@@ -301,11 +310,7 @@ except torch.cuda.OutOfMemoryError:
     expect(recordLines(run.stderr).at(-1)).toMatch(
       /rank 0 ran out of memory at step 2: allot-lab oom .*rank0_step2_oom\.pickle explains it/,
     );
-    const oom = spawnSync(
-      process.execPath,
-      [cli, 'oom', join(at.out, 'rank0_step2_oom.pickle'), '--quiet'],
-      { encoding: 'utf8' },
-    );
+    const oom = await allotLab(['oom', join(at.out, 'rank0_step2_oom.pickle'), '--quiet']);
     expect(oom.stdout).toMatch(/a 100 MiB request on stream 0, 44\.0 MiB free on the device/);
   });
 
@@ -423,20 +428,16 @@ sys.exit(max(rank.wait() for rank in ranks))
     expect(recordLines(run.stderr).at(-1)).toMatch(
       /: 6 snapshots of 2 ranks in .* \(rank 0: 3 \(steps 2, 4; exit at step 4\), rank 1: 3 /,
     );
-    const replay = spawnSync(process.execPath, [cli, 'replay', at.out, '--no-report', '--quiet'], {
-      encoding: 'utf8',
-    });
+    const replay = await allotLab(['replay', at.out, '--no-report', '--quiet']);
     expect(replay.stdout).toMatch(/Job: 2 ranks \(numbered by allot-lab, step 4\); 2 replayed/);
   });
 
   it('refuses, before running anything, a missing command, one not found, and an --out it cannot use', async () => {
     const at = job();
-    const bare = spawnSync(process.execPath, [cli, 'record', 'python3', 'train.py', '--lr', '3'], {
-      encoding: 'utf8',
-    });
+    const bare = await allotLab(['record', 'python3', 'train.py', '--lr', '3']);
     expect(bare.status).toBe(2);
     expect(bare.stderr).toMatch(/record needs the command to run after --/);
-    const empty = spawnSync(process.execPath, [cli, 'record', '--'], { encoding: 'utf8' });
+    const empty = await allotLab(['record', '--']);
     expect(empty.status).toBe(2);
     const missing = await record(at, [], ['no-such-command-here', '--flag']);
     expect(missing.status).toBe(127);
@@ -448,10 +449,7 @@ sys.exit(max(rank.wait() for rank in ranks))
       ['file', /--out file: a file of that name is in the way/],
       ['file/below', /--out file\/below: cannot write snapshots there: .*ENOTDIR/],
     ] as const) {
-      const run = spawnSync(process.execPath, [cli, 'record', '--out', out, '--', ...touch], {
-        cwd: at.folder,
-        encoding: 'utf8',
-      });
+      const run = await allotLab(['record', '--out', out, '--', ...touch], at.folder);
       expect(run.status).toBe(2);
       expect(run.stderr).toMatch(message);
     }
