@@ -255,6 +255,18 @@ const cliChecks = {
     [['@allot/lab', '--version'], `allot-lab ${version}`],
     [['-p', '@allot/lab', 'allot-lab', '-V'], `allot-lab ${version}`],
     [['@allot/lab', 'replay', snapshotFixture, '--no-report', '--quiet'], 'torch-snapshot file'],
+    // The recorder's Python files ship, and load in the command's Python processes.
+    [
+      [
+        '@allot/lab',
+        'record',
+        '--',
+        'python3',
+        '-c',
+        "import sys; print('recorder loaded:', 'allot_lab_record' in sys.modules)",
+      ],
+      'recorder loaded: True',
+    ],
   ],
 };
 

@@ -87,6 +87,7 @@ const COMMAND_OPTIONS: Readonly<Partial<Record<Command, readonly string[]>>> = {
     '--debug',
   ],
   merge: ['--out', '--no-report', '--json', '--force', '--debug'],
+  record: ['--out', '--every-steps', '--every-seconds', '--max-entries', '--stacks', '--debug'],
   list: ['--json'],
 };
 

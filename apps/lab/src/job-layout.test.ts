@@ -128,6 +128,26 @@ describe('a job: rank and step from the names frameworks give', () => {
     );
   });
 
+  it("reads a rank's exit snapshot rather than its snapshot of the same step (allot-lab record)", () => {
+    const root = tempDir();
+    touch(
+      root,
+      'out/rank0_step4.pickle',
+      'out/rank0_step6.pickle',
+      'out/rank0_step6_exit.pickle',
+      'out/rank1_step6.pickle',
+      'out/rank1_step6_oom.pickle',
+    );
+    const job = findRanks(['out'], root, null);
+    expect(job.ranks.map((r) => r.file)).toEqual([
+      'out/rank0_step6_exit.pickle',
+      'out/rank1_step6.pickle',
+    ]);
+    expect(findRanks(['out'], root, 4).ranks.map((r) => r.file)).toEqual([
+      'out/rank0_step4.pickle',
+    ]);
+  });
+
   it('says what it looked for in a folder with no traces, and when a glob matches nothing', () => {
     const root = tempDir();
     touch(root, 'empty/readme.txt');

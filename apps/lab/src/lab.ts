@@ -6,6 +6,7 @@
  *  argv ─► parseArguments ─► run | replay ─► runWorkloads ─► tables / --json ─► DIR/index.html, results.json
  *                            tune          ─► tune()       ─► PYTORCH_CUDA_ALLOC_CONF and the saving
  *                            capacity      ─► capacities() ─► smallest capacity per allocator
+ *                            record        ─► record/command.ts: the job, with the Python recorder
  * ```
  */
 import { mkdirSync } from 'node:fs';
@@ -21,6 +22,7 @@ import { isJob as isJobInput } from './job/layout';
 import { oomCommand } from './oom-command';
 import { EXIT_FAILED_ALLOCATIONS, EXIT_OK, type LabOptions, parseArguments } from './options';
 import { progressReporter } from './progress';
+import { recordCommand } from './record/command';
 import { ALL_ROWS, findRow, type LabRow, ROWS, TUNED_ROW, tuningOf } from './registry';
 import { describeTrace, replayRows } from './replay-rows';
 import { writeExports } from './report/exports';
@@ -406,6 +408,8 @@ export async function lab(argv: readonly string[], io: LabIo): Promise<number> {
         return mergeCommand(options, argv, io);
       case 'serve':
         return await serveCommand(options, io);
+      case 'record':
+        return await recordCommand(options.record!, io);
       case 'oom':
         return oomCommand(await loadFiles(options.files, options, io), options, io);
       case 'tune':

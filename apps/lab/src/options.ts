@@ -6,6 +6,7 @@ import { availableParallelism } from 'node:os';
 import { parseArgs } from 'node:util';
 import { type AllocatorSettings, parseAllocConf } from '@allot/caching';
 import { TRACE_FORMATS, type TraceFormat } from '@allot/workloads';
+import { RECORD_OPTIONS, type RecordOptions, recordOptionsOf } from './record/settings';
 import { ALL_ROW_NAMES, ROW_NAMES } from './registry';
 import { parseSize } from './units';
 import { WORKLOAD_IDS } from './workloads';
@@ -19,6 +20,7 @@ export type Command =
   | 'merge'
   | 'oom'
   | 'serve'
+  | 'record'
   | 'help'
   | 'list'
   | 'version';
@@ -67,6 +69,8 @@ export interface LabOptions {
   /** `serve`: the address to listen on (`--host`, default 127.0.0.1) and the port (0: a free one). */
   readonly host: string;
   readonly port: number;
+  /** `record`: what to run and how to record it (set for record only). */
+  readonly record?: RecordOptions;
 }
 
 /** `--shard I/N`: the I-th of N equal runs of a job's ranks (I from 0). */
@@ -101,6 +105,7 @@ const COMMANDS: readonly Command[] = [
   'merge',
   'oom',
   'serve',
+  'record',
   'help',
   'list',
 ];
@@ -125,6 +130,10 @@ const OPTIONS = {
   force: { type: 'boolean' },
   host: { type: 'string' },
   port: { type: 'string' },
+  'max-entries': { type: 'string' },
+  'every-steps': { type: 'string' },
+  'every-seconds': { type: 'string' },
+  stacks: { type: 'string' },
   json: { type: 'boolean' },
   quick: { type: 'boolean' },
   'no-report': { type: 'boolean' },
@@ -205,11 +214,32 @@ function helpTopic(positionals: readonly string[]): Pick<LabOptions, 'helpFor'> 
     : {};
 }
 
+/**
+ * `record [options] -- CMD ARGS...`: the lab's arguments before the first `--` and the command
+ * after it, untouched; null for other commands (whose `--` ends the options as usual).
+ * @throws UsageError for record without a command after `--`
+ */
+function recordSplit(argv: readonly string[]): { head: string[]; command: string[] } | null {
+  const split = argv.indexOf('--');
+  const head = split < 0 ? [...argv] : argv.slice(0, split);
+  const loose = parseArgs({ args: head, options: OPTIONS, allowPositionals: true, strict: false });
+  if (loose.positionals[0] !== 'record') return null;
+  const command = split < 0 ? [] : argv.slice(split + 1);
+  if (command.length === 0 && loose.values.help !== true) {
+    throw new UsageError(
+      'record needs the command to run after --: allot-lab record [options] -- python train.py',
+    );
+  }
+  return { head, command };
+}
+
 /** Parses `argv` (without node and the script). @throws UsageError */
 export function parseArguments(argv: readonly string[]): LabOptions {
+  const record = recordSplit(argv);
   let parsed: ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>;
   try {
-    parsed = parseArgs({ args: [...argv], options: OPTIONS, allowPositionals: true, strict: true });
+    const args = record?.head ?? [...argv];
+    parsed = parseArgs({ args, options: OPTIONS, allowPositionals: true, strict: true });
   } catch (error) {
     throw usageErrorOf(error, argv);
   }
@@ -233,7 +263,7 @@ export function parseArguments(argv: readonly string[]): LabOptions {
   if (flags.has('--help')) command = 'help';
   if (command === 'run' && positional.length > 0) {
     throw new UsageError(
-      `unknown command '${positional[0]}': expected replay, tune, oom, capacity, merge, serve, list or help (or no command for the built-in workloads)`,
+      `unknown command '${positional[0]}': expected replay, tune, oom, capacity, merge, serve, record, list or help (or no command for the built-in workloads)`,
     );
   }
   if (command === 'replay' && positional.length === 0) {
@@ -242,6 +272,11 @@ export function parseArguments(argv: readonly string[]): LabOptions {
   if (command === 'oom' && positional.length === 0) {
     throw new UsageError(
       'oom needs a snapshot that recorded an out-of-memory error: allot-lab oom FILE...',
+    );
+  }
+  if (command === 'record' && positional.length > 0) {
+    throw new UsageError(
+      `record runs the command after --, not '${positional[0]}': allot-lab record [options] -- ${positional.join(' ')}`,
     );
   }
   if (command === 'capacity' && positional.length > 1) {
@@ -324,6 +359,7 @@ export function parseArguments(argv: readonly string[]): LabOptions {
     exports: EXPORT_FORMATS.filter((format) => exports.includes(format)),
     ...job,
     ...serveOptions(command, values),
+    ...recordOptions(command, values, record?.command ?? []),
   };
 }
 
@@ -393,6 +429,22 @@ function serveOptions(
   return { host: host ?? '127.0.0.1', port: number };
 }
 
+/** `record`'s options and its command; an error for its options given to another command. */
+function recordOptions(
+  command: Command,
+  values: ReadonlyMap<string, string>,
+  run: readonly string[],
+): Pick<LabOptions, 'record'> {
+  const given = RECORD_OPTIONS.filter((name) => values.has(name));
+  if (command !== 'record') {
+    if (given.length > 0) throw new UsageError(`${given[0]} is an option of record`);
+    return {};
+  }
+  const record = recordOptionsOf(values, run);
+  if (typeof record === 'string') throw new UsageError(record);
+  return { record };
+}
+
 /** The text of `allot-lab --help`. */
 export const HELP = `allot-lab: replay allocation workloads and real traces through allot's allocators, side by side.
 
@@ -409,6 +461,10 @@ Usage
   allot-lab capacity [FILE] [options]  per allocator, the smallest capacity without a failed allocation
   allot-lab serve [FILE...] [options]  the lab in a browser on this machine: drop a snapshot, change the
                                        settings, see the replay; FILEs open in the page; nothing is uploaded
+  allot-lab record [options] -- CMD   run a PyTorch job's command unchanged (python train.py,
+                                       torchrun ...) and dump each rank's snapshots into --out, at
+                                       steps, at exit and at an out-of-memory error; then replay or
+                                       tune that folder
   allot-lab list                       allocators and workloads
   allot-lab help                       this text
 
@@ -427,7 +483,9 @@ Options
                      in (0, 1]: pools may reserve at most F x memory, and garbage_collection_threshold
                      acts only under a fraction, as in PyTorch (default: none)
   --format NAME      skip format detection: ${TRACE_FORMATS.join(', ')}
-  --out DIR          where the report goes (default: lab-report, relative to the current folder)
+  --out DIR          where the report goes (default: lab-report, relative to the current folder);
+                     record: where the snapshots go (default: memory-snapshots), a folder that
+                     holds no snapshots yet
   --export LIST      run, replay: also write each allocator row's state at the peak of live bytes
                      under DIR/exports, comma-separated or repeated: memory-viz (a PyTorch snapshot
                      pickle that https://pytorch.org/memory_viz opens: segments at the peak and the
@@ -454,6 +512,12 @@ Options
   --force            tune a job whose ranks were recorded with different settings as one
   --port N           serve: the port to listen on (default: a free one)
   --host ADDRESS     serve: the address to listen on (default: 127.0.0.1, this machine only)
+  --every-steps N    record: a snapshot every N optimizer steps (0: none)
+  --every-seconds S  record: a snapshot at the first optimizer step S seconds after the last (0:
+                     none; default 300 when neither this nor --every-steps is given)
+  --max-entries N    record: allocator events kept per device, the newest (default 100000)
+  --stacks WHICH     record: the stacks kept with each event: python (default), all (with C++
+                     frames) or none
   --debug            on a failure, print its stack trace too
   -V, --version      print the version
   -h, --help         this text
@@ -482,6 +546,8 @@ Exit status
      damaged (gzip, pickle, JSON); a file past the input limits (--max-input); an --out that
      cannot be a folder; sizes no allocator can be given
   3  a bug in allot-lab (run again with --debug for the stack)
+  record exits as its command did: the command's status, 128 + n when signal n ended it, 127
+  when the command is not found, 126 when it cannot be run (2 and 3 as above, before it runs)
 
 Limits (per trace file; --max-input lowers or raises them together)
   A pickled snapshot streams: 16 GiB read and after gunzip, 8 M events per device; memory follows

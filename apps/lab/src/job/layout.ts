@@ -173,6 +173,7 @@ export function findRanks(
     );
     chosen = regular;
   }
+  chosen = exitOverStep(chosen);
   const named = chosen.every((file) => file.rank !== null);
   let naming: RankNaming = 'sorted order';
   let ranks: RankFile[];
@@ -209,6 +210,26 @@ export function findRanks(
     }
   }
   return { ranks, naming, step, steps, notes };
+}
+
+/** `record`'s exit snapshot of a rank (`rankR_stepN_exit.pickle`). */
+const EXIT_NAME = /_exit\.(?:pickle|pkl)(?:\.gz)?$/;
+
+/**
+ * `record` dumps a rank at a step and, when the program ends at that step, at exit too: of the two
+ * snapshots of one rank and step, the exit one is read (it holds the later state).
+ */
+function exitOverStep<T extends { path: string; rank: number | null; naming: RankNaming | null }>(
+  files: readonly T[],
+): T[] {
+  const exits = new Set(
+    files
+      .filter((file) => file.naming === 'allot-lab' && EXIT_NAME.test(file.path))
+      .map((file) => file.rank),
+  );
+  return files.filter(
+    (file) => file.naming !== 'allot-lab' || !exits.has(file.rank) || EXIT_NAME.test(file.path),
+  );
 }
 
 /** The share of `ranks` that `--shard I/N` gives this run: the I-th of N runs of consecutive ranks. */
