@@ -77,7 +77,7 @@ describe('@allot/lab/engine', () => {
       logLevel: 'silent',
     });
     const inputs = Object.keys(result.metafile.inputs);
-    expect(inputs.some((input) => input.endsWith('report/explain.ts'))).toBe(true);
+    expect(inputs.some((input) => input.endsWith('analysis/explain.ts'))).toBe(true);
     expect(inputs.filter((input) => /report\/html\.ts$|lab\.ts$|input\.ts$/.test(input))).toEqual(
       [],
     );

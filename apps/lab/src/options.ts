@@ -6,7 +6,7 @@ import { availableParallelism } from 'node:os';
 import { parseArgs } from 'node:util';
 import { type AllocatorSettings, parseAllocConf } from '@allot/caching';
 import { TRACE_FORMATS, type TraceFormat } from '@allot/workloads';
-import { ALL_ROW_NAMES, ROW_NAMES } from './registry';
+import { ALL_ROW_NAMES, ROW_NAMES } from './analysis/registry';
 import { parseSize } from './units';
 import { WORKLOAD_IDS } from './workloads';
 

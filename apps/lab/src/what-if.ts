@@ -15,11 +15,11 @@
  */
 import { formatAllocConf, parseAllocConf } from '@allot/caching';
 import { type ReadProgress, streamTraces, type Trace, webGunzip } from '@allot/workloads';
-import type { RowResult } from './measure';
-import { cachingRow, type LabRow, ROWS } from './registry';
+import type { RowResult } from './analysis/measure';
+import { cachingRow, type LabRow, ROWS } from './analysis/registry';
+import type { TuneResult } from './analysis/tune';
 import { canonicalOf, describeTrace, replayRows } from './replay-rows';
 import { countFailures, type LabResults, runWorkloads, type WorkloadResult } from './run';
-import type { TuneResult } from './tune';
 
 /** A setting and a device to replay the traces under. */
 export interface WhatIf {

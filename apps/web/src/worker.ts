@@ -14,6 +14,7 @@ import {
   describeDevice,
   formatBytes,
   readTraces,
+  recordedCard,
   type Trace,
   tune,
   WhatIfLab,
@@ -75,11 +76,6 @@ async function bytesOf(
   };
 }
 
-function deviceMemory(trace: Trace): number | null {
-  const bytes = trace.meta.deviceMemoryBytes;
-  return typeof bytes === 'number' && bytes > 0 ? bytes : null;
-}
-
 /** The engine (see the module comment). */
 function engine(): void {
   const lab = new WhatIfLab();
@@ -112,7 +108,7 @@ function engine(): void {
         events: trace.length,
         recordedConfig,
         recordedKnobs: knobsOf(recordedSettings(recordedConfig)),
-        deviceMemoryBytes: deviceMemory(trace),
+        deviceMemoryBytes: recordedCard(trace),
       };
     });
     base ??= recordedSettings(opened[0]?.recordedConfig ?? null);

@@ -1,6 +1,6 @@
 import { inferenceServing } from '@allot/workloads';
 import { describe, expect, it } from 'vitest';
-import { findRow } from '../registry';
+import { findRow } from '../analysis/registry';
 import { checkTargets, countFailures, type LabResults, runWorkloads } from '../run';
 import { renderReport } from './html';
 import { pageData, renderReportWith } from './page';

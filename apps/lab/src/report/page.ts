@@ -11,14 +11,15 @@
  *  <script> uPlot's script </script> <script> client script </script>
  * ```
  */
-import type { OomFigures } from '../post-mortem';
-import { searchedKnobs, TUNED_ROW } from '../registry';
+
+import { type Explanation, isPyTorchTrace } from '../analysis/explain';
+import type { OomFigures } from '../analysis/post-mortem';
+import { searchedKnobs, TUNED_ROW } from '../analysis/registry';
 import type { LabResults, WorkloadResult } from '../run';
-import { oomLines, TABLE_HEADER, tableRows } from '../tables';
 import { formatBytes, formatCount, formatPercent } from '../units';
 import { budgetLines } from '../workloads';
 import { CLIENT_SCRIPT } from './client-script';
-import { type Explanation, isPyTorchTrace } from './explain';
+import { oomLines, TABLE_HEADER, tableRows } from './tables';
 
 function escapeHtml(text: string): string {
   return text

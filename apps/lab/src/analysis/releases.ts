@@ -11,7 +11,7 @@ import { parseAllocConf } from '@allot/caching';
 import type { Layout } from '@allot/core';
 import type { PoolLayoutSegment } from '@allot/stats';
 import { EventKind, Replayer, type Trace } from '@allot/workloads';
-import type { DeviceModel } from './pool-instance';
+import type { DeviceModel } from './device';
 import { poolInstance } from './pool-instance';
 
 /** See the module comment. */

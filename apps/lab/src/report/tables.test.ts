@@ -2,8 +2,8 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { findTracesDir, readTraces } from '@allot/workloads/node';
 import { describe, expect, it } from 'vitest';
-import { findRow } from './registry';
-import { type Fidelity, fidelityOf, runWorkloads } from './run';
+import { findRow } from '../analysis/registry';
+import { type Fidelity, fidelityOf, runWorkloads } from '../run';
 import { fidelityLines } from './tables';
 
 const MiB = 2 ** 20;

@@ -2,8 +2,8 @@
  * The post-mortem in words: a short form under `replay`'s fidelity lines (and in the report), and
  * the long form of `allot-lab oom`.
  */
-import type { OomFigures, OomState } from './post-mortem';
-import { formatBytes, formatColumns, formatCount, formatPercent } from './units';
+import type { OomFigures, OomState } from '../analysis/post-mortem';
+import { formatBytes, formatColumns, formatCount, formatPercent } from '../units';
 
 const SHOWN_SETTINGS = 3;
 

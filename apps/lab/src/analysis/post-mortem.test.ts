@@ -16,10 +16,10 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { fragmentation, oversizeSplit, Recording } from '../test/oom-recordings';
-import { lab } from './lab';
+import { fragmentation, oversizeSplit, Recording } from '../../test/oom-recordings';
+import { lab } from '../lab';
+import { Capture } from '../test-capture';
 import type { OomFigures } from './post-mortem';
-import { Capture } from './test-capture';
 
 const MiB = 2 ** 20;
 

@@ -6,9 +6,9 @@
  * in memory_viz.
  */
 import { EventKind, type Trace } from '@allot/workloads';
+import { formatBytes } from '../units';
+import { holdersOf } from './holders';
 import { peakEventIndex } from './measure';
-import { holdersOf } from './report/holders';
-import { formatBytes } from './units';
 
 /** How allocations are grouped. */
 export type GroupBy = 'frame' | 'size';

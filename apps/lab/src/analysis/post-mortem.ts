@@ -14,10 +14,11 @@
 import { countAllocConfKeys, parseAllocConf } from '@allot/caching';
 import type { Layout } from '@allot/core';
 import { NOT_LIVE, type Trace } from '@allot/workloads';
+import { type DeviceModel, oomWall } from './device';
+import { frameText, type Holder, holdersOf, topUserFrame } from './holders';
 import { type LayoutView, layoutView } from './measure';
-import { oomProbes, oomWall } from './oom-probes';
-import { type DeviceModel, poolInstance } from './pool-instance';
-import { frameText, type Holder, holdersOf, topUserFrame } from './report/holders';
+import { oomProbes } from './oom-probes';
+import { poolInstance } from './pool-instance';
 import { beginReplay } from './row-instance';
 import { runPool, segmentCalls, type TuneResult, tune } from './tune';
 
@@ -43,7 +44,7 @@ export interface OomFigures {
   readonly capacitySource: 'oom' | '--memory' | '--fraction' | null;
   /** The failing request's stack, innermost first, as `name (file:line)`. */
   readonly frames?: readonly string[];
-  /** Its innermost frame in the program's own code (see `report/holders.ts`). */
+  /** Its innermost frame in the program's own code (see `holders.ts`). */
   readonly at?: string;
   /** What is wrong with the entry, if anything (the replay goes on). */
   readonly problem?: string;
@@ -280,10 +281,7 @@ export function avoidance(
   const search =
     tuning && tuning.device.memory === device.memory && tuning.device.fraction === device.fraction
       ? tuning
-      : tune(trace, {
-          memory: device.memory,
-          ...(device.fraction !== null ? { fraction: device.fraction } : {}),
-        });
+      : tune(trace, device);
   const wall = device.memory * (device.fraction ?? 1);
   const avoidedBy = search.tried
     .filter((run) => run.failures === 0)

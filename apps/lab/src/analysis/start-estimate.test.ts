@@ -13,8 +13,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { lab } from './lab';
-import { Capture } from './test-capture';
+import { lab } from '../lab';
+import { Capture } from '../test-capture';
 
 const MiB = 2 ** 20;
 const dir = mkdtempSync(join(tmpdir(), 'allot-start-'));

@@ -11,8 +11,9 @@
  */
 import { type AllocatorSettings, formatAllocConf } from '@allot/caching';
 import { EventKind, NOT_LIVE, type Replayer, type Trace } from '@allot/workloads';
-import { type DeviceModel, type PoolInstance, poolInstance } from './pool-instance';
-import { frameText, topUserFrame } from './report/holders';
+import type { DeviceModel } from './device';
+import { frameText, topUserFrame } from './holders';
+import { type PoolInstance, poolInstance } from './pool-instance';
 import { beginReplay } from './row-instance';
 
 /** Figures per block in {@link PoolState.blocks}. */

@@ -33,11 +33,12 @@ import {
   toVmaDump,
 } from '@allot/stats';
 import { EventKind, type StackFrame, type Trace } from '@allot/workloads';
-import { peakEventIndex } from '../measure';
-import type { ExportFormat } from '../options';
-import type { DeviceModel, PoolInstance } from '../pool-instance';
-import { type LabRow, profileOf } from '../registry';
-import { beginReplay } from '../row-instance';
+import type { DeviceModel } from './analysis/device';
+import { peakEventIndex } from './analysis/measure';
+import type { PoolInstance } from './analysis/pool-instance';
+import { type LabRow, profileOf } from './analysis/registry';
+import { beginReplay } from './analysis/row-instance';
+import type { ExportFormat } from './options';
 
 /** Most trace entries written per snapshot, the latest kept (as PyTorch's `max_entries`). */
 export const MAX_EXPORT_ENTRIES = 100_000;

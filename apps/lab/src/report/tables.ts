@@ -1,15 +1,15 @@
 /**
  * The text the lab prints: a table per workload, PyTorch's own figures beside ours, the targets.
  */
-import type { OomFigures } from './post-mortem';
+import type { OomFigures } from '../analysis/post-mortem';
+import { TUNED_ROW } from '../analysis/registry';
+import type { Fidelity, LabResults, WorkloadResult } from '../run';
+import { formatBytes, formatColumns, formatCount, formatPercent, formatRatio } from '../units';
 import { postMortemLines } from './post-mortem-text';
-import { TUNED_ROW } from './registry';
-import type { Fidelity, LabResults, WorkloadResult } from './run';
-import { formatBytes, formatColumns, formatCount, formatPercent, formatRatio } from './units';
 
 export { formatColumns };
 
-import { budgetLines } from './workloads';
+import { budgetLines } from '../workloads';
 
 /** Column titles of a workload table, in the terminal and in the report. */
 export const TABLE_HEADER = [

@@ -1,8 +1,9 @@
 import { DEFAULT_SETTINGS, formatAllocConf } from '@allot/caching';
 import { inferenceServing } from '@allot/workloads';
 import { describe, expect, it } from 'vitest';
+import { ASSUMED_MEMORY, searchDevice } from './device';
 import { EXPANDABLE_SETTINGS } from './pool-instance';
-import { ASSUMED_MEMORY, deviceOf, recommend, runPool, tune } from './tune';
+import { recommend, runPool, tune } from './tune';
 
 const GIB = 2 ** 30;
 
@@ -16,11 +17,11 @@ describe('tune', () => {
   });
 
   it('assumes an 80 GiB device without a fraction, and says so', () => {
-    expect(deviceOf(trace, {})).toEqual({
+    expect(searchDevice(trace, {})).toEqual({
       device: { memory: ASSUMED_MEMORY, fraction: null },
       origin: 'assumed',
     });
-    expect(deviceOf(trace, { memory: 8 * GIB, fraction: 0.5 })).toEqual({
+    expect(searchDevice(trace, { memory: 8 * GIB, fraction: 0.5 })).toEqual({
       device: { memory: 8 * GIB, fraction: 0.5 },
       origin: 'stated',
     });

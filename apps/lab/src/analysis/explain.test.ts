@@ -8,13 +8,13 @@ import {
 } from '@allot/workloads';
 import { describe, expect, it } from 'vitest';
 import { SCORES_BLOCK, SCORES_FRAMES, snapshotWithFrames } from '../../test/snapshot-with-frames';
-import { findRow } from '../registry';
+import { peakState, torchSnapshotOf, writeExports } from '../exports';
+import { identicalRows, pageData, renderReport } from '../report/html';
 import { type LabResults, runWorkloads } from '../run';
-import { tune } from '../tune';
 import { builtInWorkloads } from '../workloads';
 import { explainWorkload, GRID_POINTS, sortedAsFarAsRead, splitReserved } from './explain';
-import { peakState, torchSnapshotOf, writeExports } from './exports';
-import { identicalRows, pageData, renderReport } from './html';
+import { findRow } from './registry';
+import { tune } from './tune';
 
 const MiB = 2 ** 20;
 

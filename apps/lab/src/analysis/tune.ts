@@ -13,9 +13,9 @@
  * The device is part of the question. PyTorch caps reserved memory at `memory × fraction` and runs
  * `garbage_collection_threshold` against that cap only when a per-process fraction is set
  * (`set_fraction` in `CUDACachingAllocator.cpp`); without one, only the device's memory limits
- * `cudaMalloc`, and garbage collection never runs. So the search runs on a {@link DeviceModel}: the
- * memory and fraction the user states, else an assumed 80 GiB device without a fraction, which the
- * output states. The garbage-collection knob is searched only under a fraction (elsewhere PyTorch
+ * `cudaMalloc`, and garbage collection never runs. So the search runs on a device (`device.ts`'s
+ * `searchDevice`): the memory and fraction the user states, else the trace's, else an assumed
+ * 80 GiB device without a fraction, which the output states. The garbage-collection knob is searched only under a fraction (elsewhere PyTorch
  * ignores it). Every figure includes the trace's starting state, in `memory_stats()` units.
  */
 import {
@@ -25,22 +25,13 @@ import {
   formatAllocConf,
 } from '@allot/caching';
 import type { Replayer, Trace } from '@allot/workloads';
-import { oomProbes, oomWall } from './oom-probes';
-import {
-  type DeviceModel,
-  EXPANDABLE_SETTINGS,
-  poolInstance,
-  sameRegime,
-  UNLIMITED_DEVICE,
-} from './pool-instance';
+import { type DeviceModel, type SearchDevice, searchDevice, UNLIMITED_DEVICE } from './device';
+import { oomProbes } from './oom-probes';
+import { EXPANDABLE_SETTINGS, poolInstance, sameRegime } from './pool-instance';
 import { beginReplay, type SegmentDecisions } from './row-instance';
 import { startOf } from './start-estimate';
 
 const MIB = 2 ** 20;
-const GIB = 2 ** 30;
-
-/** The device assumed when neither the user nor the trace states one: an 80 GiB GPU, no fraction. */
-export const ASSUMED_MEMORY = 80 * GIB;
 
 /** Among settings whose peak is within this fraction of the lowest, the fewest keys win. */
 export const TIE_TOLERANCE = 0.01;
@@ -139,25 +130,18 @@ const GARBAGE_COLLECTION_KNOB: Knob = {
   values: GARBAGE_COLLECTION_THRESHOLDS.map((t) => ({ garbageCollectionThreshold: t })),
 };
 
-/** Where the device's figures came from. */
-export type DeviceOrigin = 'stated' | 'recorded' | 'assumed';
-
 /** Options of {@link tune}. */
 export interface TuneOptions {
-  /** The GPU's memory in bytes. @defaultValue the trace's, else {@link ASSUMED_MEMORY} */
-  readonly memory?: number;
+  /** The GPU's memory in bytes. @defaultValue the trace's, else `device.ts`'s `ASSUMED_MEMORY` */
+  readonly memory?: number | null;
   /** The per-process memory fraction. @defaultValue none (PyTorch's default) */
-  readonly fraction?: number;
+  readonly fraction?: number | null;
   /** Called after each evaluated setting, with its run. */
   readonly onProgress?: (evaluated: number, config: string, run: PoolRun) => void;
 }
 
-/** What the search found. */
-export interface TuneResult {
-  /** The device the search ran on. */
-  readonly device: DeviceModel & { readonly memory: number };
-  /** Where its memory figure came from. */
-  readonly origin: DeviceOrigin;
+/** What the search found, and the device it ran on (see `device.ts`). */
+export interface TuneResult extends SearchDevice {
   readonly defaults: PoolRun;
   /** The recommendation (the defaults when nothing beats them). */
   readonly best: PoolRun;
@@ -195,27 +179,9 @@ export interface LikeForLike {
   readonly startCacheBytes: number;
 }
 
-/** The device of a tuning run, and where it came from. */
-export function deviceOf(
-  trace: Trace,
-  options: { readonly memory?: number; readonly fraction?: number },
-): { device: DeviceModel & { memory: number }; origin: DeviceOrigin } {
-  const stated = trace.meta.deviceMemoryBytes;
-  const recorded = typeof stated === 'number' && stated > 0 ? stated : oomWall(trace);
-  const memory =
-    options.memory ?? (typeof recorded === 'number' && recorded > 0 ? recorded : ASSUMED_MEMORY);
-  const origin: DeviceOrigin =
-    options.memory !== undefined
-      ? 'stated'
-      : typeof recorded === 'number' && recorded > 0
-        ? 'recorded'
-        : 'assumed';
-  return { device: { memory, fraction: options.fraction ?? null }, origin };
-}
-
 /** Searches the caching pool's knobs for the lowest peak reserved on `trace` (see the module comment). */
 export function tune(trace: Trace, options: TuneOptions = {}): TuneResult {
-  const { device, origin } = deviceOf(trace, options);
+  const { device, origin } = searchDevice(trace, options);
   const knobs = device.fraction === null ? KNOBS : [...KNOBS, GARBAGE_COLLECTION_KNOB];
   const cache = new Map<string, PoolRun>();
   const tried: PoolRun[] = [];
@@ -337,20 +303,4 @@ export function recommend(defaults: PoolRun, tried: readonly PoolRun[]): PoolRun
 /** `cudaMalloc` calls, and maps of expandable segments: PyTorch's `num_device_alloc` in the window. */
 export function segmentCalls(run: PoolRun): number {
   return run.segments.acquired + run.segments.grown;
-}
-
-/** The device a search ran on, in words: its per-process fraction, and where its figures came from. */
-export function describeDevice(result: TuneResult): { fraction: string; origin: string } {
-  return {
-    fraction:
-      result.device.fraction === null
-        ? 'no per-process memory fraction'
-        : `per-process memory fraction ${result.device.fraction}`,
-    origin:
-      result.origin === 'assumed'
-        ? 'assumed: state yours with --memory and --fraction'
-        : result.origin === 'recorded'
-          ? 'as the trace records it'
-          : 'as stated',
-  };
 }

@@ -22,7 +22,7 @@
 import type { Layout } from '@allot/core';
 import { fragmentation } from '@allot/stats';
 import { EventKind, type Trace } from '@allot/workloads';
-import type { DeviceModel } from './pool-instance';
+import type { DeviceModel } from './device';
 import type { LabRow, TraceProfile } from './registry';
 import { beginReplay, type SegmentDecisions } from './row-instance';
 

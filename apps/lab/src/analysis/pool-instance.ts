@@ -1,6 +1,6 @@
 /**
  * A caching pool as a lab row instance: the pool over an address-only source, on a modelled GPU
- * ({@link DeviceModel}), seeded with the trace's starting state before the first event.
+ * (`device.ts`), seeded with the trace's starting state before the first event.
  */
 import {
   type AllocatorSettings,
@@ -17,6 +17,7 @@ import {
   type StartState,
   type Trace,
 } from '@allot/workloads';
+import { type DeviceModel, UNLIMITED_DEVICE } from './device';
 import type { RowInstance } from './row-instance';
 import { startOf } from './start-estimate';
 
@@ -25,22 +26,6 @@ export const EXPANDABLE_SETTINGS: AllocatorSettings = {
   ...DEFAULT_SETTINGS,
   expandableSegments: true,
 };
-
-/**
- * The GPU a pool row models: its memory and the per-process fraction
- * (`torch.cuda.set_per_process_memory_fraction`). PyTorch caps reserved memory at `memory ×
- * fraction`, and runs `garbage_collection_threshold` against it, only when a fraction is set; without
- * one, only the device's memory itself limits `cudaMalloc`.
- */
-export interface DeviceModel {
-  /** Total device memory in bytes, or null for no limit. */
-  readonly memory: number | null;
-  /** Per-process memory fraction in (0, 1], or null when none is set. */
-  readonly fraction: number | null;
-}
-
-/** No limit and no fraction: what a pool row gets unless told otherwise. */
-export const UNLIMITED_DEVICE: DeviceModel = { memory: null, fraction: null };
 
 /** A pool instance, with its pool and source. */
 export interface PoolInstance extends RowInstance {

@@ -12,11 +12,12 @@
  * ```
  */
 import { EventKind, type Trace } from '@allot/workloads';
-import { type LayoutView, peakEventIndex, type RowResult } from '../measure';
-import { recommendedRun, searchedKnobs } from '../registry';
-import { describeDevice, type TuneResult } from '../tune';
 import { formatBytes, formatCount, formatPercent, formatRatio } from '../units';
+import { describeDevice } from './device';
 import { frameText, type Holder, holdersOf } from './holders';
+import { type LayoutView, peakEventIndex, type RowResult } from './measure';
+import { recommendedRun, searchedKnobs } from './registry';
+import type { TuneResult } from './tune';
 
 /** Points of the common grid (the event of peak live bytes is added). */
 export const GRID_POINTS = 480;

@@ -1,10 +1,10 @@
 import { toTorchSnapshotPickle } from '@allot/stats';
 import { parseTorchSnapshot, unpickle } from '@allot/workloads';
 import { describe, expect, it } from 'vitest';
-import { snapshotWithFrames } from '../../test/snapshot-with-frames';
-import { findRow } from '../registry';
-import { runWorkloads } from '../run';
+import { snapshotWithFrames } from '../test/snapshot-with-frames';
+import { findRow } from './analysis/registry';
 import { peakState, torchSnapshotOf } from './exports';
+import { runWorkloads } from './run';
 
 function fixture(startingState: boolean) {
   const [trace] = parseTorchSnapshot(snapshotWithFrames({ startingState }), {

@@ -21,11 +21,11 @@
 import { type AllocatorSettings, DEFAULT_SETTINGS, formatAllocConf } from '@allot/caching';
 import { type Allocator, type Layout, nextPowerOfTwo } from '@allot/core';
 import { summarizeTrace, type Trace } from '@allot/workloads';
-import { type DeviceModel, EXPANDABLE_SETTINGS, poolInstance } from './pool-instance';
+import { findStrategy, STRATEGIES, type Strategy } from '../strategies';
+import { type DeviceModel, searchDevice } from './device';
+import { EXPANDABLE_SETTINGS, poolInstance } from './pool-instance';
 import type { RowInstance } from './row-instance';
-import { findStrategy, STRATEGIES, type Strategy } from './strategies';
 import {
-  deviceOf,
   MAX_SPLIT_VALUES_MB,
   type PoolRun,
   ROUNDUP_DIVISIONS,
@@ -33,10 +33,6 @@ import {
   type TuneResult,
   tune,
 } from './tune';
-
-export { type DeviceModel, EXPANDABLE_SETTINGS, UNLIMITED_DEVICE } from './pool-instance';
-export type { RowInstance, SegmentDecisions } from './row-instance';
-export { beginReplay } from './row-instance';
 
 /** What a factory may know about the trace it will replay. */
 export interface TraceProfile {
@@ -222,7 +218,7 @@ const tunings = new WeakMap<Trace, Map<string, TuneResult>>();
  * advice, the terminal's recommendation and `--json` all read this one search.
  */
 export function tuningOf(trace: Trace, options: TuneOptions = {}): TuneResult {
-  const { device } = deviceOf(trace, options);
+  const { device } = searchDevice(trace, options);
   const key = `${device.memory}/${device.fraction}`;
   let byDevice = tunings.get(trace);
   if (byDevice === undefined) {
@@ -235,14 +231,6 @@ export function tuningOf(trace: Trace, options: TuneOptions = {}): TuneResult {
     byDevice.set(key, result);
   }
   return result;
-}
-
-/** The search's options for a row replayed on `device` (none stated: the device tune assumes). */
-export function tuneOptionsOf(device: DeviceModel | undefined): TuneOptions {
-  return {
-    ...(device?.memory != null ? { memory: device.memory } : {}),
-    ...(device?.fraction != null ? { fraction: device.fraction } : {}),
-  };
 }
 
 /** The setting a search recommends: its best, unless that saves nothing (then the defaults). */
@@ -274,7 +262,7 @@ export const ALL_ROWS: readonly LabRow[] = [
       `a coordinate descent over ${searchedKnobs(false)} (and garbage_collection_threshold under --fraction), ` +
       'searched once per trace on the device tune assumes or you state',
     create: (trace, _profile, capacity, device) => {
-      const tuning = tuningOf(trace, tuneOptionsOf(device));
+      const tuning = tuningOf(trace, device);
       const run = recommendedRun(tuning);
       const note =
         run.config === ''
