@@ -3,8 +3,8 @@
  * from streams of bytes, replays them as `allot-lab replay` does (the caching rows, the recording's
  * own settings, what-if settings and devices), and searches the settings as `allot-lab tune` does.
  * Nothing under this entry imports a Node.js module (`engine.test.ts` bundles it for a browser
- * with nothing external); the report page (`report/html.ts`) reads uPlot's files with `node:fs`
- * and is not part of it.
+ * with nothing external). The report's page data (`@allot/lab/report`) and its client modules
+ * (`@allot/lab/ui`) are entries of their own.
  */
 export {
   type AllocatorSettings,
@@ -46,9 +46,7 @@ export type { Fidelity, LabResults, TorchFigures, WorkloadResult } from './run';
 export { formatBytes, formatCount, formatPercent, formatRatio, parseSize } from './units';
 export {
   type ReadTracesOptions,
-  type RowBrief,
   readTraces,
-  type TraceBrief,
   type WhatIf,
   type WhatIfAnswer,
   WhatIfLab,

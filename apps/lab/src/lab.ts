@@ -26,7 +26,7 @@ import { oomCommand } from './oom-command';
 import { EXIT_FAILED_ALLOCATIONS, EXIT_OK, type LabOptions, parseArguments } from './options';
 import { progressReporter } from './progress';
 import { describeTrace, replayRows } from './replay-rows';
-import { writeParts, writeReportFile } from './report/html';
+import { writeParts, writeReportFile } from './report/report-file';
 import { formatColumns, formatResults } from './report/tables';
 import {
   checkTargets,

@@ -2,7 +2,7 @@
  * The what-if's controls: the caching allocator's settings that move a peak most, and the card.
  * Each change gives the page new {@link Knobs}; the page replays them in the worker.
  */
-import { byId, h } from './format';
+import { byId, h } from '@allot/lab/ui';
 import type { Knobs } from './protocol';
 
 /** The values the lab's tuner tries (apps/lab/src/analysis/tune.ts), and off. */

@@ -3,8 +3,8 @@
  *
  * - **engine**: reads each file as a stream (a `File`'s `stream()`, or a fetch body for a file the
  *   local server names) through the lab's reader, with progress, keeps the traces in a
- *   `WhatIfLab`, and answers each what-if with the report page of its replay and a brief per
- *   trace. It hands a copy of each trace, without stack frames, to the tuner.
+ *   `WhatIfLab`, and answers each what-if with its replay's report, as data. It hands a copy of
+ *   each trace, without stack frames, to the tuner.
  * - **tuner**: runs the lab's search of settings on each trace, telling the page of every setting
  *   as it is tried. A newer request (other device figures) ends an older one between traces.
  */
@@ -20,7 +20,7 @@ import {
   WhatIfLab,
   withoutFrames,
 } from '@allot/lab/engine';
-import { renderReportWith } from '@allot/lab/report';
+import { reportData } from '@allot/lab/report';
 import { inspector } from './inspect';
 import { runJob } from './job-run';
 import { knobsOf, recordedSettings, whatIfOf } from './knobs';
@@ -124,11 +124,9 @@ function engine(): void {
     post({
       type: 'replayed',
       seq,
-      // uPlot and its style are the page's own (report-view.ts); the page has its own header.
-      html: renderReportWith(answer.results, { script: '', style: '' }, { header: false }),
-      traces: answer.traces,
+      report: reportData(answer.results),
       command: answer.command,
-      config: whatIf.config,
+      config: answer.config,
       milliseconds: Math.round(performance.now() - started),
     });
   }

@@ -9,7 +9,7 @@ import {
 import { describe, expect, it } from 'vitest';
 import { SCORES_BLOCK, SCORES_FRAMES, snapshotWithFrames } from '../../test/snapshot-with-frames';
 import { peakState, torchSnapshotOf, writeExports } from '../exports';
-import { identicalRows, pageData, renderReport } from '../report/html';
+import { identicalRows, reportData } from '../report/page';
 import { type LabResults, runWorkloads } from '../run';
 import { builtInWorkloads } from '../workloads';
 import { explainWorkload, GRID_POINTS, sortedAsFarAsRead, splitReserved } from './explain';
@@ -70,14 +70,8 @@ describe('explainWorkload', () => {
   });
 
   it('gives the page each frame text once, the allocations its indices', () => {
-    const page = pageData({ workloads: [result] } as unknown as LabResults) as {
-      workloads: {
-        explain: {
-          timeline: { frameTexts: string[]; allocations: { id: number; frames?: number[] }[] };
-        };
-      }[];
-    };
-    const timeline = page.workloads[0]!.explain.timeline;
+    const page = reportData({ workloads: [result], targets: [] } as unknown as LabResults);
+    const timeline = page.workloads[0]!.explain!.timeline;
     expect(new Set(timeline.frameTexts).size).toBe(timeline.frameTexts.length);
     for (const drawn of timeline.allocations) {
       const explained = explain.timeline.allocations.find((a) => a.id === drawn.id)!;
@@ -111,7 +105,8 @@ describe('explainWorkload', () => {
       null,
     );
     expect(identicalRows(same!)).toEqual([null, 'first-fit']);
-    const html = renderReport({
+    // What the page draws them from (the browser test checks the page itself).
+    const page = reportData({
       tool: 'allot-lab',
       version: 1,
       command: 'allot-lab replay frames.json',
@@ -124,12 +119,12 @@ describe('explainWorkload', () => {
       targets: [],
       failures: 0,
     });
-    expect(html).toContain('<span class="same"');
-    expect(html).toContain('class="diagnosis"');
-    expect(html).toContain('class="peak-table"');
-    expect(html).toContain('attention_scores (model.py:88)');
-    expect(html).toContain('name="x-axis" value="time"');
-    expect(html).toContain('class="timeline"');
+    expect(page.workloads[1]!.rows.map((row) => row.sameAs)).toEqual([null, 'first-fit']);
+    const explained = page.workloads[0]!.explain!;
+    expect(explained.diagnosis).toEqual(explain.diagnosis);
+    expect(explained.peak.largest[0]!.frame).toBe('attention_scores (model.py:88)');
+    expect(explained.gridSeconds).toHaveLength(explain.gridEvents.length);
+    expect(explained.timeline.allocations.length).toBeGreaterThan(0);
   });
 });
 

@@ -12,7 +12,7 @@
  * ```
  */
 import { EventKind, type Trace } from '@allot/workloads';
-import { formatBytes, formatCount, formatPercent, formatRatio } from '../units';
+import { formatBytes, formatCount, formatPercent, formatRatio, formatSeconds } from '../units';
 import { describeDevice } from './device';
 import { frameText, type Holder, holdersOf } from './holders';
 import { type LayoutView, peakEventIndex, type RowResult } from './measure';
@@ -128,6 +128,8 @@ export interface Explanation {
   };
   readonly diagnosis: Diagnosis;
   readonly advice?: Advice;
+  /** The row replaying the recording's own settings, when there is one. */
+  readonly recordedRow?: string;
 }
 
 /** Options of {@link explainWorkload}. */
@@ -415,6 +417,7 @@ export function explainWorkload(
     peak,
     diagnosis,
     ...(advice ? { advice } : {}),
+    ...(options.recordedRow !== undefined ? { recordedRow: options.recordedRow } : {}),
   };
 
   /** A sample's event is the position after a slice: the time of the event before it. */
@@ -442,7 +445,7 @@ export function splitReserved(view: LayoutView): {
 
 function at(secondsValue: number | undefined, event: number): string {
   return secondsValue !== undefined
-    ? `${secondsValue.toFixed(secondsValue < 10 ? 3 : 2)} s (event ${formatCount(event)})`
+    ? `${formatSeconds(secondsValue)} (event ${formatCount(event)})`
     : `event ${formatCount(event)}`;
 }
 

@@ -11,7 +11,7 @@ import { type AllocatorSettings, DEFAULT_SETTINGS, parseAllocConf } from '@allot
 import type { Trace } from '@allot/workloads';
 import type { DeviceModel } from '../analysis/device';
 import { cachingRow, type LabRow } from '../analysis/registry';
-import { writeReportFile } from '../report/html';
+import { writeReportFile } from '../report/report-file';
 import { countFailures, type LabResults, runWorkloads } from '../run';
 import { canonicalConf } from './candidates';
 
