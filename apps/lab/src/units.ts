@@ -38,8 +38,6 @@ export function parseSize(text: string): number | null {
   return Number.isSafeInteger(bytes) && bytes >= 1 ? bytes : null;
 }
 
-const BINARY_UNITS = ['B', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB'] as const;
-
 /**
  * `1.50 GiB`, `512 B`: three significant figures in the largest binary unit that fits (a fraction
  * of a byte, as a scale's bytes per pixel may be, rounded to a whole byte).
@@ -53,13 +51,14 @@ export function formatBytes(bytes: number): string {
 /** An axis tick in bytes, without trailing zeros: `0`, `512 MiB`, `1.5 GiB`, `4 GiB`. */
 export function formatTickBytes(bytes: number): string {
   if (bytes === 0) return '0';
-  let value = Math.abs(bytes);
-  let unit = 0;
-  while (value >= 1024 && unit < BINARY_UNITS.length - 1) {
-    value /= 1024;
-    unit++;
-  }
-  return `${bytes < 0 ? '-' : ''}${+value.toFixed(2)} ${BINARY_UNITS[unit]}`;
+  return formatBinary(bytes)
+    .replace(/(\.\d*?)0+ /, '$1 ')
+    .replace('. ', ' ');
+}
+
+/** Seconds on an axis or in a tooltip, six significant figures at most: `0.002 s`, `1.5 s`. */
+export function formatTickSeconds(seconds: number): string {
+  return `${+seconds.toPrecision(6)} s`;
 }
 
 /** `12,345` */

@@ -3,7 +3,7 @@
  * events; a toggle switches them all) and round ticks: bytes at 0 and powers of two (1, 2, 4,
  * 8 GiB), time and counts at 1, 2, 5 times a power of ten.
  */
-import { formatCount } from '../units';
+import { formatCount, formatTickSeconds } from '../units';
 import type { WorkloadData } from './report-data';
 
 /** What the x axis counts. */
@@ -42,14 +42,9 @@ export function xLabel(time: boolean): string {
   return time ? 'time (s since the first event)' : 'event (allocations and frees, in trace order)';
 }
 
-/** Seconds on an axis or in a tooltip: `0.002 s`, `1.5 s`. */
-export function tickSeconds(seconds: number): string {
-  return `${+seconds.toPrecision(6)} s`;
-}
-
 /** The x axis's values in words. */
 export function xFormat(time: boolean): (x: number) => string {
-  return time ? tickSeconds : formatCount;
+  return time ? formatTickSeconds : formatCount;
 }
 
 /**

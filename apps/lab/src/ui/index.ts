@@ -9,6 +9,7 @@ export {
   formatPercent,
   formatSeconds,
   formatTickBytes,
+  formatTickSeconds,
   settingName,
 } from '../units';
 export { byId, h } from './dom';

@@ -12,14 +12,13 @@
  *
  * The stack is drawn once per range to an offscreen canvas; hovering copies it and outlines one.
  */
-import { formatBytes, formatCount, formatTickBytes } from '../units';
+import { formatBytes, formatCount, formatTickBytes, formatTickSeconds } from '../units';
 import {
   type Axis,
   binaryTicks,
   chartWidth,
   DECIMAL,
   gridX,
-  tickSeconds,
   ticks,
   usesTime,
   xFormat,
@@ -85,7 +84,7 @@ function stroke(c: CanvasRenderingContext2D, color: string, ...points: [number, 
 
 function at(seconds: number | undefined, event: number): string {
   return seconds !== undefined
-    ? `${tickSeconds(seconds)} (event ${formatCount(event)})`
+    ? `${formatTickSeconds(seconds)} (event ${formatCount(event)})`
     : `event ${formatCount(event)}`;
 }
 
