@@ -6,7 +6,8 @@
  *  src/worker.ts ─► esbuild (IIFE, everything bundled) ─► text ─┐
  *  src/main.ts ───► esbuild (IIFE), the worker's text inside ◄──┘ ─► dist/app.js
  *  src/index.html (+ the content security policy) ─► dist/index.html
- *  src/style.css, then the report's (@allot/lab/ui.css: uPlot's and the lab's) ─► dist/app.css
+ *  src/style.css, then the report's (the lab's dist/client/report-client.css: uPlot's and the
+ *  lab's) ─► dist/app.css
  * ```
  *
  * The worker travels inside app.js and starts from a blob: a page opened from file:// may not load
@@ -18,7 +19,7 @@
  */
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { build } from 'esbuild';
 
 const here = import.meta.dirname;
@@ -77,7 +78,8 @@ const page = await build({
 rmSync(out, { recursive: true, force: true });
 mkdirSync(out, { recursive: true });
 writeFileSync(join(out, 'app.js'), page.outputFiles[0].text);
-const reportStyle = createRequire(import.meta.url).resolve('@allot/lab/ui.css');
+const lab = dirname(createRequire(import.meta.url).resolve('@allot/lab/package.json'));
+const reportStyle = join(lab, 'dist', 'client', 'report-client.css');
 writeFileSync(
   join(out, 'app.css'),
   [join(here, 'src', 'style.css'), reportStyle]

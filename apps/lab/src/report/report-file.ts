@@ -8,29 +8,29 @@
  *  <script> the client modules and uPlot, one IIFE (ui/standalone.ts) </script>
  * ```
  *
- * The lab's build bundles the script and the style into `dist/client/`; they are read from there,
- * through the package's own exports (`@allot/lab/report-client.js`, `@allot/lab/ui.css`).
+ * The lab's build bundles the script and the style into `dist/client/`, read from there: beside
+ * the built command line (`dist/cli.js`, `dist/job-worker.js`), or under the package when the
+ * source runs (the tests).
  */
-import { closeSync, openSync, readFileSync, writeSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { closeSync, existsSync, openSync, readFileSync, writeSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import type { LabResults } from '../run';
 import { reportData } from './page';
 
 let assets: { script: string; style: string } | null = null;
 
+/** A file of the report's client bundle (see the module comment). */
+function clientFile(name: string): string {
+  for (const folder of ['./client/', '../../dist/client/']) {
+    const path = fileURLToPath(new URL(folder + name, import.meta.url));
+    if (existsSync(path)) return readFileSync(path, 'utf8');
+  }
+  throw new Error(`the report's ${name} is not built: run \`pnpm build\``);
+}
+
 /** The report's script and style, as the lab's build bundled them. */
 function clientAssets(): { script: string; style: string } {
-  if (!assets) {
-    const require = createRequire(import.meta.url);
-    const read = (name: string) => {
-      try {
-        return readFileSync(require.resolve(`@allot/lab/${name}`), 'utf8');
-      } catch (error) {
-        throw new Error(`the report's ${name} is not built (run \`pnpm build\`): ${error}`);
-      }
-    };
-    assets = { script: read('report-client.js'), style: read('ui.css') };
-  }
+  assets ??= { script: clientFile('report-client.js'), style: clientFile('report-client.css') };
   return assets;
 }
 
