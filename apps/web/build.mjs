@@ -5,18 +5,21 @@
  * ```
  *  src/worker.ts ─► esbuild (IIFE, everything bundled) ─► text ─┐
  *  src/main.ts ───► esbuild (IIFE), the worker's text inside ◄──┘ ─► dist/app.js
- *  src/index.html (+ the content security policy) ─► dist/index.html;  src/style.css ─► dist/app.css
+ *  src/index.html (+ the content security policy) ─► dist/index.html
+ *  src/style.css, then the report's (the lab's dist/client/report-client.css: uPlot's and the
+ *  lab's) ─► dist/app.css
  * ```
  *
  * The worker travels inside app.js and starts from a blob: a page opened from file:// may not load
  * a worker script from a file. Nothing is left to fetch at run time: no CDN, font or script.
  *
- * The lab's report page (`@allot/lab/report`) needs no Node.js module: uPlot is bundled from the
- * `uplot` package (report-view.ts), its style as text. Any Node.js module anywhere fails the build
- * (esbuild's "Could not resolve").
+ * The page draws the report with the lab's own client modules (`@allot/lab/ui`, uPlot bundled from
+ * the `uplot` package); the worker makes its data (`@allot/lab/report`). Neither needs a Node.js
+ * module: any Node.js module anywhere fails the build (esbuild's "Could not resolve").
  */
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
 import { build } from 'esbuild';
 
 const here = import.meta.dirname;
@@ -24,11 +27,12 @@ const out = join(here, 'dist');
 
 /**
  * What the page may load and connect to (serve.ts in the lab sends the same as a header): nothing
- * beyond where it came from. `'unsafe-eval'`: the lab compiles a replay loop per row.
+ * beyond where it came from, no inline script or style. `'unsafe-eval'`: the lab compiles a
+ * replay loop per row.
  */
 export const CONTENT_SECURITY_POLICY =
-  "default-src 'none'; script-src 'self' 'unsafe-inline' 'unsafe-eval' blob:; worker-src blob:; " +
-  "style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; connect-src 'self'; " +
+  "default-src 'none'; script-src 'self' 'unsafe-eval' blob:; worker-src blob:; " +
+  "style-src 'self'; img-src 'self' data: blob:; connect-src 'self'; " +
   "base-uri 'none'; form-action 'none'";
 
 const common = {
@@ -43,7 +47,6 @@ const common = {
   // tsup keeps `import '@allot/stats'` for modules whose imports were all types: nothing to run.
   logOverride: { 'ignored-bare-import': 'silent' },
   define: { 'import.meta.url': '"about:blank"' },
-  loader: { '.css': 'text' },
 };
 
 const worker = await build({
@@ -75,7 +78,14 @@ const page = await build({
 rmSync(out, { recursive: true, force: true });
 mkdirSync(out, { recursive: true });
 writeFileSync(join(out, 'app.js'), page.outputFiles[0].text);
-writeFileSync(join(out, 'app.css'), readFileSync(join(here, 'src', 'style.css'), 'utf8'));
+const lab = dirname(createRequire(import.meta.url).resolve('@allot/lab/package.json'));
+const reportStyle = join(lab, 'dist', 'client', 'report-client.css');
+writeFileSync(
+  join(out, 'app.css'),
+  [join(here, 'src', 'style.css'), reportStyle]
+    .map((file) => readFileSync(file, 'utf8'))
+    .join('\n'),
+);
 writeFileSync(
   join(out, 'index.html'),
   readFileSync(join(here, 'src', 'index.html'), 'utf8').replace('%CSP%', CONTENT_SECURITY_POLICY),

@@ -7,26 +7,12 @@
  *
  * Usage: node tooling/scripts/check-cycles.mjs   (part of `pnpm lint`)
  */
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { dirname, join, relative, resolve } from 'node:path';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { importsOf } from './imports.mjs';
 import { sourceFiles } from './source-files.mjs';
 
 const root = join(import.meta.dirname, '..', '..');
-const IMPORT =
-  /(?:^|[\s;])(?:import|export)\s[^'"`;]*?from\s*['"](\.[^'"]+)['"]|import\s*\(?\s*['"](\.[^'"]+)['"]/g;
-
-function resolveImport(from, specifier) {
-  const base = resolve(dirname(from), specifier);
-  for (const candidate of [
-    base,
-    `${base}.ts`,
-    base.replace(/\.js$/, '.ts'),
-    join(base, 'index.ts'),
-  ]) {
-    if (existsSync(candidate) && statSync(candidate).isFile()) return candidate;
-  }
-  return null;
-}
 
 /** Cycles of a graph (Tarjan-free: a DFS that reports each back edge's path once). */
 function cyclesOf(graph) {
@@ -59,15 +45,7 @@ for (const group of ['packages', 'apps']) {
     const src = join(dir, 'src');
     if (!existsSync(src)) continue;
     const graph = new Map();
-    for (const file of sourceFiles(src)) {
-      const text = readFileSync(file, 'utf8');
-      const edges = new Set();
-      for (const match of text.matchAll(IMPORT)) {
-        const target = resolveImport(file, match[1] ?? match[2]);
-        if (target !== null && !/\.test\.ts$/.test(target)) edges.add(target);
-      }
-      graph.set(file, edges);
-    }
+    for (const file of sourceFiles(src)) graph.set(file, importsOf(file));
     for (const cycle of cyclesOf(graph)) {
       problems.push(`${json.name}: ${cycle.map((f) => relative(dir, f)).join(' → ')}`);
     }

@@ -1,8 +1,8 @@
 import { larson } from '@allot/workloads';
 import { describe, expect, it } from 'vitest';
+import { measureRow } from './analysis/measure';
+import { findRow, profileOf } from './analysis/registry';
 import { capacities } from './capacity';
-import { measureRow } from './measure';
-import { findRow, profileOf } from './registry';
 
 describe('capacities', () => {
   const trace = larson({ operations: 3000, seed: 4 });

@@ -10,8 +10,8 @@ import {
   searchCapacity,
   type Trace,
 } from '@allot/workloads';
-import { type LabRow, profileOf } from './registry';
-import { beginReplay } from './row-instance';
+import { type LabRow, profileOf } from './analysis/registry';
+import { beginReplay } from './analysis/row-instance';
 
 /** The answer for one row. */
 export interface CapacityResult {

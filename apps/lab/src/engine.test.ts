@@ -1,16 +1,19 @@
 /**
  * `@allot/lab/engine`, the lab without Node.js: it bundles for a browser with nothing external and
- * no stub, never reaches the report page (which reads uPlot with node:fs), and its WhatIfLab replays
- * a trace to the figures `allot-lab replay --json` prints, measuring a row only once per device.
+ * no stub, reaches neither the report nor its client modules (entries of their own), and its
+ * WhatIfLab replays a trace to the figures `allot-lab replay --json` prints, as the web app's page
+ * reads them from the report's data, measuring a row only once per device.
  */
 import { createReadStream, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { findTracesDir } from '@allot/workloads/node';
 import { build } from 'esbuild';
 import { describe, expect, it } from 'vitest';
-import { readTraces, WhatIfLab } from './engine';
+import { readTraces, type WhatIfAnswer, WhatIfLab } from './engine';
 import { lab } from './lab';
+import { reportData } from './report/page';
 import { Capture } from './test-capture';
+import { traceBrief } from './ui/what-if-figures';
 
 const here = import.meta.dirname;
 const fixture = join(
@@ -57,6 +60,13 @@ async function cliReplay(file: string, ...args: string[]) {
   };
 }
 
+/** Each trace of `answer` as the web app's page reads it from the report's data. */
+function traces(answer: WhatIfAnswer) {
+  return reportData(answer.results).workloads.map((workload) =>
+    traceBrief(workload, answer.config),
+  );
+}
+
 async function opened(file: string): Promise<WhatIfLab> {
   const name = file.split('/').pop()!;
   const read = await readTraces(createReadStream(file), { name });
@@ -77,10 +87,8 @@ describe('@allot/lab/engine', () => {
       logLevel: 'silent',
     });
     const inputs = Object.keys(result.metafile.inputs);
-    expect(inputs.some((input) => input.endsWith('report/explain.ts'))).toBe(true);
-    expect(inputs.filter((input) => /report\/html\.ts$|lab\.ts$|input\.ts$/.test(input))).toEqual(
-      [],
-    );
+    expect(inputs.some((input) => input.endsWith('analysis/explain.ts'))).toBe(true);
+    expect(inputs.filter((input) => /report\/|ui\/|lab\.ts$|input\.ts$/.test(input))).toEqual([]);
     expect(result.outputFiles[0]!.text).not.toMatch(/\bfrom\s*["'](node:)?[a-z_]+["']/);
   });
 
@@ -88,7 +96,7 @@ describe('@allot/lab/engine', () => {
     const cli = await cliReplay(fixture);
     const lab = await opened(fixture);
     const first = lab.replay({ config: '', memory: null, fraction: null });
-    const [trace] = first.traces;
+    const [trace] = traces(first);
     expect(trace!.recorded?.allocator).toBe(cli.recorded);
     expect(trace!.whatIf.peakReservedBytes).toBe(cli.peaks.get(cli.recorded!));
     expect(first.results.workloads[0]!.rows.map((row) => row.allocator)).toEqual([
@@ -98,8 +106,9 @@ describe('@allot/lab/engine', () => {
     const max = 'max_split_size_mb:20';
     const second = lab.replay({ config: max, memory: null, fraction: null });
     const withConfig = await cliReplay(fixture, '--config', max);
-    expect(second.traces[0]!.whatIf.allocator).toBe(`caching (${max})`);
-    expect(second.traces[0]!.whatIf.peakReservedBytes).toBe(
+    expect(second.config).toBe(max);
+    expect(traces(second)[0]!.whatIf.allocator).toBe(`caching (${max})`);
+    expect(traces(second)[0]!.whatIf.peakReservedBytes).toBe(
       withConfig.peaks.get(`caching (${max})`),
     );
     expect(second.command).toBe(`allot-lab replay snapshot.json --config ${max}`);
@@ -116,15 +125,13 @@ describe('@allot/lab/engine', () => {
     async () => {
       const lab = await opened(trainDefault!);
       const cli = await cliReplay(trainDefault!, '--config', 'expandable_segments:True');
-      const recorded = lab.replay({ config: '', memory: null, fraction: null }).traces[0]!;
+      const recorded = traces(lab.replay({ config: '', memory: null, fraction: null }))[0]!;
       expect(recorded.recorded!.allocator).toBe(cli.recorded);
       expect(recorded.whatIf.peakReservedBytes).toBe(cli.peaks.get(cli.recorded!));
       expect(recorded.recordedPeakReservedBytes).toBe(recorded.whatIf.peakReservedBytes);
-      const expandable = lab.replay({
-        config: 'expandable_segments:True',
-        memory: null,
-        fraction: null,
-      }).traces[0]!;
+      const expandable = traces(
+        lab.replay({ config: 'expandable_segments:True', memory: null, fraction: null }),
+      )[0]!;
       expect(expandable.whatIf.peakReservedBytes).toBe(
         cli.peaks.get('caching (expandable_segments:True)'),
       );

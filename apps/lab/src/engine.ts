@@ -3,8 +3,8 @@
  * from streams of bytes, replays them as `allot-lab replay` does (the caching rows, the recording's
  * own settings, what-if settings and devices), and searches the settings as `allot-lab tune` does.
  * Nothing under this entry imports a Node.js module (`engine.test.ts` bundles it for a browser
- * with nothing external); the report page (`report/html.ts`) reads uPlot's files with `node:fs`
- * and is not part of it.
+ * with nothing external). The report's page data (`@allot/lab/report`) and its client modules
+ * (`@allot/lab/ui`) are entries of their own.
  */
 export {
   type AllocatorSettings,
@@ -13,20 +13,21 @@ export {
   parseAllocConf,
 } from '@allot/caching';
 export type { ReadProgress, Trace } from '@allot/workloads';
-export { adviseJob, type JobAdvice, type RankSettings } from './job/advice';
-export { jobCandidates } from './job/candidates';
-export { isTraceName, nameOf, type RankNaming } from './job/rank-name';
-export type { LayoutView, RowResult, Series } from './measure';
-export { type GroupBy, type GrownGroup, grownGroups, peakGroupsOf } from './peak-groups';
-export type { DeviceModel } from './pool-instance';
-export { BLOCK_FIELDS, type PoolState, PoolStepper } from './pool-state';
-export { canonicalOf, describeTrace } from './replay-rows';
-export { type Advice, adviceOf } from './report/explain';
-export type { Fidelity, LabResults, TorchFigures, WorkloadResult } from './run';
 export {
   ASSUMED_MEMORY,
+  type DeviceModel,
+  type DeviceOrigin,
   describeDevice,
-  deviceOf,
+  recordedCard,
+  replayDevice,
+  type SearchDevice,
+  searchDevice,
+} from './analysis/device';
+export { type Advice, adviceOf } from './analysis/explain';
+export type { LayoutView, RowResult, Series } from './analysis/measure';
+export { type GroupBy, type GrownGroup, grownGroups, peakGroupsOf } from './analysis/peak-groups';
+export { BLOCK_FIELDS, type PoolState, PoolStepper } from './analysis/pool-stepper';
+export {
   GARBAGE_COLLECTION_THRESHOLDS,
   MAX_SPLIT_VALUES_MB,
   type PoolRun,
@@ -36,13 +37,16 @@ export {
   type TuneOptions,
   type TuneResult,
   tune,
-} from './tune';
+} from './analysis/tune';
+export { adviseJob, type JobAdvice, type RankSettings } from './job/advice';
+export { jobCandidates } from './job/candidates';
+export { isTraceName, nameOf, type RankNaming } from './job/rank-name';
+export { canonicalOf, describeTrace } from './replay-rows';
+export type { Fidelity, LabResults, TorchFigures, WorkloadResult } from './run';
 export { formatBytes, formatCount, formatPercent, formatRatio, parseSize } from './units';
 export {
   type ReadTracesOptions,
-  type RowBrief,
   readTraces,
-  type TraceBrief,
   type WhatIf,
   type WhatIfAnswer,
   WhatIfLab,

@@ -15,8 +15,8 @@ import { parseAllocConf } from '@allot/caching';
 import type { Trace } from '@allot/workloads';
 import { findTracesDir, readTraces } from '@allot/workloads/node';
 import { describe, expect, it } from 'vitest';
+import { runPool } from './analysis/tune';
 import { segmentFidelity } from './run';
-import { runPool } from './tune';
 
 const folder = (() => {
   const traces = findTracesDir();

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { ROW_NAMES } from './analysis/registry';
 import { lab } from './lab';
 import { EXIT_OK, HELP } from './options';
-import { ROW_NAMES } from './registry';
 import { Capture } from './test-capture';
 import { WORKLOAD_IDS } from './workloads';
 

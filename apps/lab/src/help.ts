@@ -8,9 +8,10 @@
  *  replay --help ─► its usage entries, the entries of the options it takes, a pointer to --help
  * ```
  */
+
+import { ALL_ROWS, ROWS } from './analysis/registry';
 import type { Command } from './options';
 import { HELP } from './options';
-import { ALL_ROWS, ROWS } from './registry';
 import { builtInWorkloads } from './workloads';
 
 /** The options each command takes, in the order of the whole help. */

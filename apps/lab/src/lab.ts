@@ -13,7 +13,11 @@ import { mkdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join, resolve } from 'node:path';
 import { type Trace, trainingLoop } from '@allot/workloads';
+import { describeDevice } from './analysis/device';
+import { ALL_ROWS, findRow, type LabRow, ROWS, TUNED_ROW, tuningOf } from './analysis/registry';
+import { segmentCalls, type TuneResult, tune } from './analysis/tune';
 import { capacities } from './capacity';
+import { writeExports } from './exports';
 import { inFiles, reportFailure } from './failure';
 import { helpText, listJson } from './help';
 import { checkMemoryHoldsTrace, checkOutFolder, readTraceFiles } from './input';
@@ -23,10 +27,9 @@ import { oomCommand } from './oom-command';
 import { EXIT_FAILED_ALLOCATIONS, EXIT_OK, type LabOptions, parseArguments } from './options';
 import { progressReporter } from './progress';
 import { recordCommand } from './record/command';
-import { ALL_ROWS, findRow, type LabRow, ROWS, TUNED_ROW, tuningOf } from './registry';
 import { describeTrace, replayRows } from './replay-rows';
-import { writeExports } from './report/exports';
-import { writeParts, writeReportFile } from './report/html';
+import { writeParts, writeReportFile } from './report/report-file';
+import { formatColumns, formatResults } from './report/tables';
 import {
   checkTargets,
   countFailures,
@@ -36,8 +39,6 @@ import {
   type WorkloadInput,
 } from './run';
 import { serveCommand } from './serve';
-import { formatColumns, formatResults } from './tables';
-import { describeDevice, segmentCalls, type TuneResult, tune } from './tune';
 import { formatBytes, formatCount, formatPercent, formatRatio } from './units';
 import { builtInWorkloads, trainingModel } from './workloads';
 
@@ -203,8 +204,8 @@ function tuneCommand(trace: Trace, options: LabOptions, io: LabIo): number {
     stream: io.stderr as NodeJS.WriteStream,
   });
   const result = tune(trace, {
-    ...(options.memory !== null ? { memory: options.memory } : {}),
-    ...(options.fraction !== null ? { fraction: options.fraction } : {}),
+    memory: options.memory,
+    fraction: options.fraction,
     onProgress: (n, config) =>
       progress.update(n, null, `settings tried: ${config === '' ? 'defaults' : config}`),
   });
@@ -303,8 +304,8 @@ function reportTuning(trace: Trace, options: LabOptions, io: LabIo): { tuning?: 
     stream: io.stderr as NodeJS.WriteStream,
   });
   const tuning = tuningOf(trace, {
-    ...(options.memory !== null ? { memory: options.memory } : {}),
-    ...(options.fraction !== null ? { fraction: options.fraction } : {}),
+    memory: options.memory,
+    fraction: options.fraction,
     onProgress: (n) => progress.update(n, null, `settings tried: ${trace.name}`),
   });
   progress.done();

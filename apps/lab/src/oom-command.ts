@@ -4,11 +4,11 @@
  * error shows, or on the device `--memory` and `--fraction` state.
  */
 import type { Trace } from '@allot/workloads';
+import type { DeviceModel } from './analysis/device';
+import { type OomFigures, oomFigures, postMortem } from './analysis/post-mortem';
 import { EXIT_OK, type LabOptions } from './options';
-import type { DeviceModel } from './pool-instance';
-import { type OomFigures, oomFigures, postMortem } from './post-mortem';
-import { postMortemReport } from './post-mortem-text';
-import { recordedOomLines } from './tables';
+import { postMortemReport } from './report/post-mortem-text';
+import { recordedOomLines } from './report/tables';
 
 /** Where `oom` writes. */
 interface Io {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { ROW_NAMES } from './analysis/registry';
 import { HELP, parseArguments, UsageError } from './options';
-import { ROW_NAMES } from './registry';
 import { formatBytes, parseSize } from './units';
 
 function usageError(argv: string[]): string {

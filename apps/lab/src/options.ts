@@ -6,8 +6,8 @@ import { availableParallelism } from 'node:os';
 import { parseArgs } from 'node:util';
 import { type AllocatorSettings, parseAllocConf } from '@allot/caching';
 import { TRACE_FORMATS, type TraceFormat } from '@allot/workloads';
+import { ALL_ROW_NAMES, ROW_NAMES } from './analysis/registry';
 import { RECORD_OPTIONS, type RecordOptions, recordOptionsOf } from './record/settings';
-import { ALL_ROW_NAMES, ROW_NAMES } from './registry';
 import { parseSize } from './units';
 import { WORKLOAD_IDS } from './workloads';
 

@@ -1,8 +1,8 @@
 import { Writable } from 'node:stream';
 import { inferenceServing } from '@allot/workloads';
 import { describe, expect, it } from 'vitest';
+import { ROWS } from './analysis/registry';
 import { progressReporter } from './progress';
-import { ROWS } from './registry';
 import { runWorkloads } from './run';
 
 class Sink extends Writable {

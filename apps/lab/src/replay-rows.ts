@@ -5,7 +5,7 @@
  */
 import { type AllocatorSettings, formatAllocConf, parseAllocConf } from '@allot/caching';
 import type { Trace } from '@allot/workloads';
-import { cachingRow, type LabRow } from './registry';
+import { cachingRow, type LabRow } from './analysis/registry';
 
 /** A setting given for a row of its own (`--config`): the string as given and its settings. */
 export interface ConfigRow {

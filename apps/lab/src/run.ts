@@ -9,21 +9,21 @@ import {
   type Trace,
   type TrainingBudget,
 } from '@allot/workloads';
-import { measureRow, type RowResult } from './measure';
-import { oomProbes, recordedDevice } from './oom-probes';
-import { type DeviceModel, poolInstance } from './pool-instance';
-import { type OomFigures, oomFigures, postMortem } from './post-mortem';
+import { type DeviceModel, replayDevice } from './analysis/device';
+import { type Explanation, explainWorkload } from './analysis/explain';
+import { measureRow, type RowResult } from './analysis/measure';
+import { oomProbes } from './analysis/oom-probes';
+import { poolInstance } from './analysis/pool-instance';
+import { type OomFigures, oomFigures, postMortem } from './analysis/post-mortem';
+import { type LabRow, profileOf, TUNED_ROW, tuningOf } from './analysis/registry';
 import {
-  beginReplay,
-  type LabRow,
-  profileOf,
-  TUNED_ROW,
-  tuneOptionsOf,
-  tuningOf,
-} from './registry';
-import { type RecordedReleases, ReleaseWatch, recordedReleases, watchesReleases } from './releases';
-import { type Explanation, explainWorkload } from './report/explain';
-import { runPool, type TuneResult } from './tune';
+  type RecordedReleases,
+  ReleaseWatch,
+  recordedReleases,
+  watchesReleases,
+} from './analysis/releases';
+import { beginReplay } from './analysis/row-instance';
+import { runPool, type TuneResult } from './analysis/tune';
 
 /** PyTorch's own figures recorded in a trace file, set beside a replay's. */
 export interface TorchFigures {
@@ -114,7 +114,7 @@ export interface WorkloadResult {
   readonly budget?: TrainingBudget;
   readonly torch?: TorchFigures;
   readonly rows: RowResult[];
-  /** What the report shows beyond the table: timeline, peak, diagnosis (see report/explain.ts). */
+  /** What the report shows beyond the table: timeline, peak, diagnosis (see analysis/explain.ts). */
   readonly explain?: Explanation;
 }
 
@@ -213,7 +213,7 @@ export function runWorkloads(
     let watch: ReleaseWatch | undefined;
     for (const row of [...rows, ...(input.extraRows ?? [])]) {
       progress?.(done, total, `${input.id} × ${row.name}`);
-      const rowDevice = recordedDevice(trace, device);
+      const rowDevice = replayDevice(trace, device);
       const watches =
         row.name === input.recordedRow &&
         capacity === null &&
@@ -223,7 +223,7 @@ export function runWorkloads(
         const rowWatch = watches ? new ReleaseWatch(trace, figures.peakReservedBytes!) : undefined;
         const result = measureRow(trace, row, profile, capacity, {
           ...timing,
-          ...(rowDevice ? { device: rowDevice } : {}),
+          device: rowDevice,
           ...(rowWatch ? { beforeRelease: rowWatch.before.bind(rowWatch) } : {}),
         });
         if (rowWatch !== undefined) watch = rowWatch;
@@ -239,7 +239,7 @@ export function runWorkloads(
             trace,
             figures.peakReservedBytes,
             recorded?.config,
-            recordedDevice(trace, device),
+            replayDevice(trace, device),
             watch,
           )
         : undefined;
@@ -317,7 +317,7 @@ function tuningFor(
 ): { tuning?: TuneResult } {
   if (input.tuning !== undefined) return { tuning: input.tuning };
   if (!rows.some((row) => row.name === TUNED_ROW)) return {};
-  return { tuning: tuningOf(input.trace, tuneOptionsOf(recordedDevice(input.trace, device))) };
+  return { tuning: tuningOf(input.trace, replayDevice(input.trace, device)) };
 }
 
 /**
@@ -336,7 +336,7 @@ function asRecorded(
     parseAllocConf(row.config),
     trace,
     null,
-    recordedDevice(trace, device),
+    replayDevice(trace, device),
   );
   const state = beginReplay(instance, trace);
   state.run();

@@ -31,8 +31,8 @@ const TYPES: Readonly<Record<string, string>> = {
  * a replay loop per row (`new Function`).
  */
 export const CONTENT_SECURITY_POLICY =
-  "default-src 'none'; script-src 'self' 'unsafe-inline' 'unsafe-eval' blob:; worker-src blob:; " +
-  "style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; connect-src 'self'; " +
+  "default-src 'none'; script-src 'self' 'unsafe-eval' blob:; worker-src blob:; " +
+  "style-src 'self'; img-src 'self' data: blob:; connect-src 'self'; " +
   "base-uri 'none'; form-action 'none'";
 
 /** The built web app: in the repository, else beside the CLI in the package; null when absent. */

@@ -4,7 +4,7 @@
  *
  * Every strategy is built over a range of `capacity` bytes at base 0 with alignment 8 (where it
  * takes one), so high-water marks and timings compare across rows. The lab wraps each one into a row
- * (`registry.ts`: reserved memory, layouts, the caching pools beside them); the benchmarks add their
+ * (`analysis/registry.ts`: reserved memory, layouts, the caching pools beside them); the benchmarks add their
  * peers (`apps/bench/src/registry.ts`: AssemblyScript's TLSF, @thi.ng/malloc, bump).
  *
  * Published as `@allot/lab/strategies`, for a harness of your own that wants the same recipes.

@@ -1,5 +1,7 @@
 /**
- * Sizes and figures as people read them: `parseSize('16GiB')`, `formatBytes(1.5 * 2 ** 30)`.
+ * Sizes and figures as people read them: `parseSize('16GiB')`, `formatBytes(1.5 * 2 ** 30)`. The
+ * one formatter of the command line, the report and the web app (which import it through
+ * `@allot/lab/ui`): no Node.js module here.
  */
 import { formatBytes as formatBinary } from '@allot/core';
 
@@ -36,9 +38,27 @@ export function parseSize(text: string): number | null {
   return Number.isSafeInteger(bytes) && bytes >= 1 ? bytes : null;
 }
 
-/** `1.50 GiB`, `512 B`: three significant figures in the largest binary unit that fits. */
+/**
+ * `1.50 GiB`, `512 B`: three significant figures in the largest binary unit that fits (a fraction
+ * of a byte, as a scale's bytes per pixel may be, rounded to a whole byte).
+ */
 export function formatBytes(bytes: number): string {
-  return formatBinary(bytes, { significantFigures: 3 });
+  return formatBinary(Math.abs(bytes) < 1024 ? Math.round(bytes) : bytes, {
+    significantFigures: 3,
+  });
+}
+
+/** An axis tick in bytes, without trailing zeros: `0`, `512 MiB`, `1.5 GiB`, `4 GiB`. */
+export function formatTickBytes(bytes: number): string {
+  if (bytes === 0) return '0';
+  return formatBinary(bytes)
+    .replace(/(\.\d*?)0+ /, '$1 ')
+    .replace('. ', ' ');
+}
+
+/** Seconds on an axis or in a tooltip, six significant figures at most: `0.002 s`, `1.5 s`. */
+export function formatTickSeconds(seconds: number): string {
+  return `${+seconds.toPrecision(6)} s`;
 }
 
 /** `12,345` */
@@ -49,6 +69,22 @@ export function formatCount(value: number): string {
 /** `12.3 %` from a fraction. */
 export function formatPercent(fraction: number, digits = 1): string {
   return `${(fraction * 100).toFixed(digits)} %`;
+}
+
+/** `+4.3 %`, `−0.2 %`, `0.0 %`, from a fraction. */
+export function formatChange(fraction: number): string {
+  const text = `${Math.abs(fraction * 100).toFixed(1)} %`;
+  return fraction > 0 ? `+${text}` : fraction < 0 ? `−${text}` : text;
+}
+
+/** Seconds as the tables state them: `0.002 s`, `4.941 s`, `12.50 s`. */
+export function formatSeconds(seconds: number): string {
+  return `${seconds.toFixed(seconds < 10 ? 3 : 2)} s`;
+}
+
+/** A `PYTORCH_CUDA_ALLOC_CONF` as people read it: the string, or PyTorch's defaults for ''. */
+export function settingName(config: string): string {
+  return config === '' ? "PyTorch's defaults" : config;
 }
 
 /** `1.029×` */

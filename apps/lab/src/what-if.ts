@@ -4,22 +4,23 @@
  * `PYTORCH_CUDA_ALLOC_CONF`, the card's memory and per-process fraction) replays them as
  * `allot-lab replay FILE --config CONF --memory M --fraction F` would, with the caching rows, the
  * row of the recording's own settings and a row for the what-if, and answers with the results the
- * report draws. A row already measured under the same device is not measured again, so a new
+ * report draws (`@allot/lab/report` makes its page data, which the web app's page also reads its
+ * figures from). A row already measured under the same device is not measured again, so a new
  * setting costs one row's replay per trace.
  *
  * ```
  *  chunks ─► readTraces (streamTraces, gunzip by DecompressionStream) ─► add()
  *  what-if ─► rows: caching, caching-expandable, the recorded row, caching (CONF) ─► runWorkloads
- *           (memo: rows kept per trace and device; no timing) ─► LabResults + a summary per trace
+ *           (memo: rows kept per trace and device; no timing) ─► LabResults and the command line
  * ```
  */
 import { formatAllocConf, parseAllocConf } from '@allot/caching';
 import { type ReadProgress, streamTraces, type Trace, webGunzip } from '@allot/workloads';
-import type { RowResult } from './measure';
-import { cachingRow, type LabRow, ROWS } from './registry';
+import type { RowResult } from './analysis/measure';
+import { cachingRow, type LabRow, ROWS } from './analysis/registry';
+import type { TuneResult } from './analysis/tune';
 import { canonicalOf, describeTrace, replayRows } from './replay-rows';
-import { countFailures, type LabResults, runWorkloads, type WorkloadResult } from './run';
-import type { TuneResult } from './tune';
+import { countFailures, type LabResults, runWorkloads } from './run';
 
 /** A setting and a device to replay the traces under. */
 export interface WhatIf {
@@ -31,38 +32,11 @@ export interface WhatIf {
   readonly fraction: number | null;
 }
 
-/** One row of a replay, in brief. */
-export interface RowBrief {
-  readonly allocator: string;
-  /** Its canonical `PYTORCH_CUDA_ALLOC_CONF`. */
-  readonly config: string;
-  readonly peakReservedBytes: number;
-  readonly failures: number;
-  /** Segment allocations (and maps of expandable segments) in the window. */
-  readonly segmentCalls: number;
-}
-
-/** What the page shows of one trace beside the report: the what-if against the recording. */
-export interface TraceBrief {
-  readonly id: string;
-  readonly title: string;
-  readonly events: number;
-  readonly peakLiveBytes: number;
-  /** The recording's own settings, or null when it does not state them. */
-  readonly recordedConfig: string | null;
-  /** PyTorch's own peak reserved bytes in the recording, when it states them. */
-  readonly recordedPeakReservedBytes: number | null;
-  /** The row with the recording's settings (PyTorch's defaults where it states none). */
-  readonly recorded: RowBrief | null;
-  /** The row with the what-if's settings (the recorded row when they are the same). */
-  readonly whatIf: RowBrief;
-  readonly rows: readonly RowBrief[];
-}
-
 /** The answer to a what-if. */
 export interface WhatIfAnswer {
   readonly results: LabResults;
-  readonly traces: readonly TraceBrief[];
+  /** The what-if's canonical `PYTORCH_CUDA_ALLOC_CONF`. */
+  readonly config: string;
   /** The command line that gives the same figures. */
   readonly command: string;
 }
@@ -105,16 +79,6 @@ export function withoutFrames(trace: Trace): Trace {
 const POOL_ROWS: readonly LabRow[] = ROWS.filter(
   (row) => row.kind === 'pool' && row.name !== 'caching-tuned',
 );
-
-function brief(row: RowResult): RowBrief {
-  return {
-    allocator: row.allocator,
-    config: canonicalOf(row.config ?? ''),
-    peakReservedBytes: row.peakReservedBytes,
-    failures: row.failures,
-    segmentCalls: row.segments ? row.segments.acquired + row.segments.grown : 0,
-  };
-}
 
 interface Kept {
   readonly trace: Trace;
@@ -203,36 +167,8 @@ export class WhatIfLab {
       targets: [],
       failures: countFailures(workloads),
     };
-    return {
-      results,
-      traces: workloads.map((workload, i) => traceBrief(workload, inputs[i]!.recordedRow, config)),
-      command,
-    };
+    return { results, config, command };
   }
-}
-
-function traceBrief(
-  workload: WorkloadResult,
-  recordedRow: string | undefined,
-  config: string,
-): TraceBrief {
-  const rows = workload.rows.map(brief);
-  const recorded = rows.find((row) => row.allocator === recordedRow) ?? null;
-  const conf = workload.meta.torchAllocConf;
-  return {
-    id: workload.id,
-    title: workload.title,
-    events: workload.events,
-    peakLiveBytes: workload.peakLiveBytes,
-    recordedConfig: typeof conf === 'string' ? canonicalOf(conf) : null,
-    recordedPeakReservedBytes: workload.torch?.peakReservedBytes ?? null,
-    recorded,
-    whatIf:
-      (recorded?.config === config ? recorded : undefined) ??
-      rows.find((row) => row.config === config) ??
-      rows[rows.length - 1]!,
-    rows,
-  };
 }
 
 /** `allot-lab replay FILES...` with the options that give the what-if's figures. */

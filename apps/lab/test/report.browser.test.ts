@@ -13,6 +13,7 @@ import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { lab } from '../src/lab';
 import { chromiumOrSkip, launchChromium } from './chromium';
+import { fragmentation } from './oom-recordings';
 import { SCORES_BLOCK, snapshotWithFrames } from './snapshot-with-frames';
 
 const hasChromium = chromiumOrSkip('report browser test');
@@ -25,6 +26,9 @@ interface CanvasFigures {
 }
 
 interface Figures {
+  /** Per workload's section: whether it has both charts and the layouts. */
+  readonly sections: boolean[];
+  readonly axisToggle: number;
   readonly charts: CanvasFigures[];
   readonly layouts: CanvasFigures[];
   readonly timelines: CanvasFigures[];
@@ -55,7 +59,11 @@ const FIGURES = `(() => {
     width: c.width, height: c.height, inked: inked(c) }));
   const diagnosis = document.querySelector('.diagnosis');
   const texts = (selector) => [...document.querySelectorAll(selector)].map((e) => e.textContent);
+  const sections = [...document.querySelectorAll('section[id^="workload-"]')];
   return {
+    sections: sections.map((s) => ['.chart.chart-memory', '.chart.chart-fragmentation', '.layouts']
+      .every((selector) => s.querySelector(selector) !== null)),
+    axisToggle: document.querySelectorAll('input[name="x-axis"][value="time"]').length,
     charts: figures('.uplot canvas'),
     layouts: figures('figure.layout canvas'),
     titles: texts('.u-title'),
@@ -131,6 +139,8 @@ describe.skipIf(!hasChromium)('the HTML report in headless Chromium', () => {
     const { tab, problems, requests } = await open(context, join(dir, 'lab-report', 'index.html'));
 
     const figures = (await tab.evaluate(FIGURES)) as Figures;
+    expect(figures.sections).toEqual([true]);
+    expect(figures.axisToggle).toBe(1);
     expect(figures.charts).toHaveLength(2);
     expect(figures.timelines).toHaveLength(1);
     expect(figures.layouts).toHaveLength(4);
@@ -178,17 +188,38 @@ describe.skipIf(!hasChromium)('the HTML report in headless Chromium', () => {
     expect(byEvent.timelines).toHaveLength(1);
     expect(byEvent.timelines[0]!.inked).toBeGreaterThan(100);
 
-    // drawReport(root, data) again, as the web app does on each replay: the charts are replaced,
-    // the old ones destroyed, and the radios answer once.
+    // renderSections(root, data) again, as the web app does on each replay: the charts are
+    // replaced, the old ones destroyed, and the radios answer once; without the heading on request,
+    // and text from the data is text, never markup.
     const again = (await tab.evaluate(`(() => {
       const data = JSON.parse(document.getElementById('lab-data').textContent);
+      const root = document.getElementById('report');
       delete document.body.dataset.rendered;
-      drawReport(document.body, data);
-      drawReport(document.body, data);
+      labUi.renderSections(root, data);
+      data.workloads[0].title = 'frames <b>&</b>';
+      data.workloads[0].ooms = [['out of memory recorded at entry 7', 'requested at step <script> (train.py:9)']];
+      labUi.renderSections(root, data, { header: false });
       return { uplots: document.querySelectorAll('.uplot').length,
-        rendered: document.body.dataset.rendered, charts: window.labReport.charts.length };
-    })()`)) as { uplots: number; rendered: string; charts: number };
-    expect(again).toEqual({ uplots: 2, rendered: 'true', charts: 1 });
+        rendered: document.body.dataset.rendered, charts: window.labReport.charts.length,
+        headings: document.querySelectorAll('h1').length,
+        command: root.textContent.includes('allot-lab replay frames.json'),
+        title: root.querySelector('#workload-0 h2').innerHTML,
+        oom: [...root.querySelectorAll('.oom h3, .oom li')].map((e) => e.innerText),
+        scripts: root.querySelectorAll('script').length };
+    })()`)) as Record<string, unknown>;
+    expect(again).toEqual({
+      uplots: 2,
+      rendered: 'true',
+      charts: 1,
+      headings: 0,
+      command: false,
+      title: 'frames &lt;b&gt;&amp;&lt;/b&gt;',
+      oom: [
+        'Out of memory, as recorded',
+        'out of memory recorded at entry 7\nrequested at step <script> (train.py:9)',
+      ],
+      scripts: 0,
+    });
 
     expect(problems).toEqual([]);
     expect(requests).toEqual([]);
@@ -217,6 +248,8 @@ describe.skipIf(!hasChromium)('the HTML report in headless Chromium', () => {
       expect(problems).toEqual([]);
       expect(requests).toEqual([]);
       // Two workloads: a memory chart and a fragmentation chart each, a layout per allocator.
+      expect(figures.sections).toEqual([true, true]);
+      expect(figures.axisToggle).toBe(0); // the built-in workloads have no times
       expect(figures.charts).toHaveLength(4);
       expect(figures.layouts).toHaveLength(2 * allocators.length);
       for (const canvas of [...figures.charts, ...figures.layouts]) {
@@ -231,6 +264,41 @@ describe.skipIf(!hasChromium)('the HTML report in headless Chromium', () => {
       expect(figures.timelines).toHaveLength(2);
       await tab.close();
     }
+  });
+
+  it('draws the pool at a recorded out-of-memory error and under the advice, to one scale', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'allot-lab-oom-'));
+    writeFileSync(join(dir, 'oom.json'), fragmentation().snapshot());
+    const status = await lab(['replay', 'oom.json', '--allocators', 'caching', '--quiet'], {
+      stdout: new Sink(),
+      stderr: new Sink(),
+      cwd: dir,
+    });
+    expect(status).toBe(0);
+    const { tab, problems, requests } = await open(context, join(dir, 'lab-report', 'index.html'));
+    const oom = (await tab.evaluate(`(() => {
+      const box = document.querySelector('#workload-0 .oom');
+      return { heading: box.querySelector('h3').textContent,
+        items: box.querySelectorAll('li').length,
+        captions: [...box.querySelectorAll('.oom-layouts figcaption b')].map((b) => b.textContent),
+        scale: box.querySelector('.oom-scale').textContent };
+    })()`)) as { heading: string; items: number; captions: string[]; scale: string };
+    expect(oom).toEqual({
+      heading: 'Out of memory, as recorded',
+      items: 1,
+      captions: [
+        'at the failing request (entry 11), recorded settings',
+        'the same moment under expandable_segments:True, the request served',
+      ],
+      scale: expect.stringMatching(/^both to one scale: 1 pixel = /),
+    });
+    const figures = (await tab.evaluate(FIGURES)) as Figures;
+    // The caching row's layout at the peak, then the two at the error.
+    expect(figures.layouts).toHaveLength(3);
+    for (const canvas of figures.layouts) expect(canvas.inked).toBeGreaterThan(100);
+    expect(problems).toEqual([]);
+    expect(requests).toEqual([]);
+    await tab.close();
   });
 
   const TRAIN = '/work/shared/traces/pytorch-h100/train-default.pickle.gz';

@@ -5,8 +5,8 @@
  * from the first trace's peak to the second's, grouped by the top user frame of their stacks (or
  * by size class without stacks), most grown first (`[data-testid="grown"] li`, `data-grown`).
  */
-import type { GroupBy, GrownGroup, TraceBrief } from '@allot/lab/engine';
-import { byId, formatBytes, h } from './format';
+import type { GroupBy, GrownGroup } from '@allot/lab/engine';
+import { byId, formatBytes, h, type TraceBrief } from '@allot/lab/ui';
 
 function signed(bytes: number): string {
   return bytes > 0 ? `+${formatBytes(bytes)}` : bytes < 0 ? `−${formatBytes(-bytes)}` : '0 B';

@@ -2,10 +2,10 @@
  * The what-if's controls: the caching allocator's settings that move a peak most, and the card.
  * Each change gives the page new {@link Knobs}; the page replays them in the worker.
  */
-import { byId, h } from './format';
+import { byId, h } from '@allot/lab/ui';
 import type { Knobs } from './protocol';
 
-/** The values the lab's tuner tries (apps/lab/src/tune.ts), and off. */
+/** The values the lab's tuner tries (apps/lab/src/analysis/tune.ts), and off. */
 const MAX_SPLIT_MB = [20, 32, 64, 128, 256, 512, 1024, 4096];
 const DIVISIONS = [0, 1, 2, 4, 8, 16];
 const THRESHOLDS = [0, 0.5, 0.6, 0.7, 0.8, 0.9];

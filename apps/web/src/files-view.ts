@@ -2,7 +2,7 @@
  * The files the page was given: each with how far its reading is (bytes read of its size, entries
  * read), then how many traces it held, or why it could not be read.
  */
-import { byId, formatCount, h } from './format';
+import { byId, formatCount, h } from '@allot/lab/ui';
 import type { OpenedTrace } from './protocol';
 
 interface Item {

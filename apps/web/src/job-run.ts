@@ -5,11 +5,11 @@
  */
 import {
   adviseJob,
-  deviceOf,
   jobCandidates,
   parseAllocConf,
   type RankSettings,
   runPool,
+  searchDevice,
   segmentCalls,
   type Trace,
 } from '@allot/lab/engine';
@@ -32,10 +32,7 @@ export async function runJob(
   for (const { rank, trace: index } of request.ranks) {
     const trace = traces[index];
     if (trace === undefined) throw new Error(`rank ${rank}: no trace ${index}`);
-    const { device } = deviceOf(trace, {
-      ...(memory !== undefined ? { memory } : {}),
-      ...(fraction !== undefined ? { fraction } : {}),
-    });
+    const { device } = searchDevice(trace, { memory, fraction });
     const settings: RankSettings['settings'][number][] = [];
     for (const config of candidates) {
       await pause();

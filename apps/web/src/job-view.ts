@@ -6,8 +6,8 @@
  * the spread between ranks. Its button asks the engine for one setting for every rank, shown as a
  * `PYTORCH_CUDA_ALLOC_CONF=` line (`job-advice`, the setting in `data-config`).
  */
-import { formatBytes, nameOf, type TraceBrief } from '@allot/lab/engine';
-import { byId, h, settingName } from './format';
+import { nameOf } from '@allot/lab/engine';
+import { byId, formatBytes, h, settingName, type TraceBrief } from '@allot/lab/ui';
 import type { FromEngine } from './protocol';
 import { copy, line } from './tuner-view';
 

@@ -6,10 +6,10 @@
  */
 import workerSource from 'virtual:worker';
 import { isTraceName } from '@allot/lab/engine';
+import { byId, renderSections, traceBrief } from '@allot/lab/ui';
 import { CompareView } from './compare-view';
 import { ControlsView } from './controls-view';
 import { FilesView } from './files-view';
-import { byId } from './format';
 import { JobView, ranksOf } from './job-view';
 import { PeaksView } from './peaks-view';
 import type {
@@ -21,7 +21,6 @@ import type {
   ToEngine,
   ToTuner,
 } from './protocol';
-import { ReportView } from './report-view';
 import { StateView } from './state-view';
 import { TunerView } from './tuner-view';
 
@@ -40,7 +39,6 @@ const toTuner = (message: ToTuner, transfer: Transferable[] = []) =>
 
 const files = new FilesView();
 const peaks = new PeaksView();
-const report = new ReportView();
 const traces: OpenedTrace[] = [];
 let knobs: Knobs | null = null;
 let nextFile = 0;
@@ -170,18 +168,22 @@ engine.addEventListener('message', (event: MessageEvent<FromEngine>) => {
       replay();
       return;
     }
-    case 'replayed':
+    case 'replayed': {
       if (message.seq === inFlight) inFlight = 0;
-      peaks.show(message.traces, message.command, message.milliseconds);
-      compare.showPeaks(message.traces);
-      job.show(message.traces);
-      report.show(message.html);
+      // One answer for every view: the report, and the figures beside it read from its data.
+      const briefs = message.report.workloads.map((w) => traceBrief(w, message.config));
+      peaks.show(briefs, message.command, message.milliseconds);
+      compare.showPeaks(briefs);
+      job.show(briefs);
+      // The page states the command itself, beside the what-if.
+      renderSections(byId('report'), message.report, { header: false });
       document.body.dataset.replayed = String(message.seq);
       if (pending) {
         pending = false;
         replay();
       }
       return;
+    }
     case 'state':
       stateAnswered();
       stateView.show(message.trace, message.state);

@@ -3,8 +3,16 @@
  * controls' settings (`[data-testid="predicted-peak"]`, its bytes in `data-bytes`), PyTorch's own
  * peak in the recording, and the replay of the recorded settings, drawn to one scale.
  */
-import type { RowBrief, TraceBrief } from '@allot/lab/engine';
-import { byId, formatBytes, formatChange, formatCount, h, settingName } from './format';
+import {
+  byId,
+  formatBytes,
+  formatChange,
+  formatCount,
+  h,
+  type RowBrief,
+  settingName,
+  type TraceBrief,
+} from '@allot/lab/ui';
 
 function bar(label: string, bytes: number, largest: number, kind: string): HTMLDivElement {
   const width = largest > 0 ? Math.max(0.5, (bytes / largest) * 100) : 0;

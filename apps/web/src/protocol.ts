@@ -2,23 +2,17 @@
  * The messages between the page and its two workers. The engine worker reads the files and keeps
  * their traces; the tuner worker gets a copy of each trace (without stack frames) from the engine
  * over a channel of their own, so a search of settings never holds up a what-if. Only figures and
- * the report page travel to the page, never a trace.
+ * the report's page data travel to the page, never a trace: the page draws the report and reads
+ * every figure it shows beside it from that data.
  *
  * ```
  *  page ── open, replay, tuning ──► engine ── traces (channel) ──► tuner ◄── tune ── page
  *  page ◄── progress, opened, failed, replayed ── engine      tuner ── tried, tuned ──► page
  * ```
  */
-import type {
-  Advice,
-  GroupBy,
-  GrownGroup,
-  PoolState,
-  RowBrief,
-  Trace,
-  TraceBrief,
-  TuneResult,
-} from '@allot/lab/engine';
+import type { Advice, GroupBy, GrownGroup, PoolState, Trace, TuneResult } from '@allot/lab/engine';
+import type { ReportData } from '@allot/lab/report';
+import type { RowBrief } from '@allot/lab/ui';
 
 /** The settings and the device the page's controls state. */
 export interface Knobs {
@@ -98,9 +92,8 @@ export type FromEngine =
   | {
       readonly type: 'replayed';
       readonly seq: number;
-      /** The report page of the replay (its data block is the report's page data). */
-      readonly html: string;
-      readonly traces: readonly TraceBrief[];
+      /** The replay's report, as data (`renderSections` draws it). */
+      readonly report: ReportData;
       readonly command: string;
       /** The what-if's canonical `PYTORCH_CUDA_ALLOC_CONF`. */
       readonly config: string;

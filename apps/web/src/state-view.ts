@@ -7,7 +7,7 @@
  * `[data-testid="state-reserved"]` (`data-bytes`).
  */
 import { BLOCK_FIELDS, type PoolState } from '@allot/lab/engine';
-import { byId, formatBytes, formatCount, h } from './format';
+import { byId, formatBytes, formatCount, h } from '@allot/lab/ui';
 import type { OpenedTrace } from './protocol';
 
 const COLORS = { live: '#3b6fb6', free: '#d9dde3', event: '#e4572e', edge: '#8a929c' };

@@ -2,8 +2,16 @@
  * The tuner's search as it runs, per trace: every setting tried so far, the best first, and at the
  * end the advice as a `PYTORCH_CUDA_ALLOC_CONF=` line to copy, or to try in the what-if.
  */
-import type { Advice, RowBrief } from '@allot/lab/engine';
-import { byId, formatBytes, formatChange, formatCount, h, settingName } from './format';
+import type { Advice } from '@allot/lab/engine';
+import {
+  byId,
+  formatBytes,
+  formatChange,
+  formatCount,
+  h,
+  type RowBrief,
+  settingName,
+} from '@allot/lab/ui';
 import type { Knobs } from './protocol';
 
 /** Settings listed per trace while searching and after. */

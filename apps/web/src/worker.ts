@@ -3,8 +3,8 @@
  *
  * - **engine**: reads each file as a stream (a `File`'s `stream()`, or a fetch body for a file the
  *   local server names) through the lab's reader, with progress, keeps the traces in a
- *   `WhatIfLab`, and answers each what-if with the report page of its replay and a brief per
- *   trace. It hands a copy of each trace, without stack frames, to the tuner.
+ *   `WhatIfLab`, and answers each what-if with its replay's report, as data. It hands a copy of
+ *   each trace, without stack frames, to the tuner.
  * - **tuner**: runs the lab's search of settings on each trace, telling the page of every setting
  *   as it is tried. A newer request (other device figures) ends an older one between traces.
  */
@@ -14,12 +14,13 @@ import {
   describeDevice,
   formatBytes,
   readTraces,
+  recordedCard,
   type Trace,
   tune,
   WhatIfLab,
   withoutFrames,
 } from '@allot/lab/engine';
-import { renderReportWith } from '@allot/lab/report';
+import { reportData } from '@allot/lab/report';
 import { inspector } from './inspect';
 import { runJob } from './job-run';
 import { knobsOf, recordedSettings, whatIfOf } from './knobs';
@@ -75,11 +76,6 @@ async function bytesOf(
   };
 }
 
-function deviceMemory(trace: Trace): number | null {
-  const bytes = trace.meta.deviceMemoryBytes;
-  return typeof bytes === 'number' && bytes > 0 ? bytes : null;
-}
-
 /** The engine (see the module comment). */
 function engine(): void {
   const lab = new WhatIfLab();
@@ -112,7 +108,7 @@ function engine(): void {
         events: trace.length,
         recordedConfig,
         recordedKnobs: knobsOf(recordedSettings(recordedConfig)),
-        deviceMemoryBytes: deviceMemory(trace),
+        deviceMemoryBytes: recordedCard(trace),
       };
     });
     base ??= recordedSettings(opened[0]?.recordedConfig ?? null);
@@ -128,11 +124,9 @@ function engine(): void {
     post({
       type: 'replayed',
       seq,
-      // uPlot and its style are the page's own (report-view.ts); the page has its own header.
-      html: renderReportWith(answer.results, { script: '', style: '' }, { header: false }),
-      traces: answer.traces,
+      report: reportData(answer.results),
       command: answer.command,
-      config: whatIf.config,
+      config: answer.config,
       milliseconds: Math.round(performance.now() - started),
     });
   }

@@ -31,6 +31,8 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { readTraces, WhatIfLab } from '@allot/lab/engine';
+import { reportData } from '@allot/lab/report';
+import { traceBrief } from '@allot/lab/ui';
 import { torchSnapshotChunks } from '@allot/workloads';
 import { findTracesDir } from '@allot/workloads/node';
 import type { BrowserContext, Page } from 'playwright-core';
@@ -73,7 +75,8 @@ async function engineEnd(file: string): Promise<{ events: number; reserved: numb
   lab.add(await readTraces(createReadStream(file), { name: file }), file);
   const answer = lab.replay({ config: '', memory: null, fraction: null });
   const workload = answer.results.workloads[0]!;
-  const row = workload.rows.find((row) => row.allocator === answer.traces[0]!.whatIf.allocator)!;
+  const { whatIf } = traceBrief(reportData(answer.results).workloads[0]!, answer.config);
+  const row = workload.rows.find((row) => row.allocator === whatIf.allocator)!;
   expect(row.series.event.at(-1)).toBe(workload.events);
   return { events: workload.events, reserved: row.series.reservedBytes.at(-1)! };
 }

@@ -1,6 +1,6 @@
 /**
  * One `PYTORCH_CUDA_ALLOC_CONF` for every rank of a job, picked from each rank's peak per setting
- * (see candidates.ts): the same rule as `tune` (recommend in tune.ts), on the worst rank.
+ * (see candidates.ts): the same rule as `tune` (recommend in analysis/tune.ts), on the worst rank.
  *
  * ```
  *  per setting: worst rank's peak reserved, failed allocations over every rank
@@ -11,8 +11,17 @@
  * ```
  */
 import { DEFAULT_SETTINGS } from '@allot/caching';
-import { type PoolRun, recommend } from '../tune';
-import type { SettingFigures } from './rank';
+import { type PoolRun, recommend } from '../analysis/tune';
+
+/** The caching pool's figures under one setting. */
+export interface SettingFigures {
+  readonly config: string;
+  /** Peak reserved bytes, starting state included (`reserved_bytes.all.peak`). */
+  readonly peakReservedBytes: number;
+  readonly failures: number;
+  /** `cudaMalloc` and map calls in the window. */
+  readonly segmentCalls: number;
+}
 
 /** A rank's figures per setting, in the order of the job's candidates. */
 export interface RankSettings {

@@ -20,7 +20,11 @@ import {
   formatAllocConf,
   parseAllocConf,
 } from '@allot/caching';
-import { GARBAGE_COLLECTION_THRESHOLDS, MAX_SPLIT_VALUES_MB, ROUNDUP_DIVISIONS } from '../tune';
+import {
+  GARBAGE_COLLECTION_THRESHOLDS,
+  MAX_SPLIT_VALUES_MB,
+  ROUNDUP_DIVISIONS,
+} from '../analysis/tune';
 
 const MIB = 2 ** 20;
 

@@ -2,7 +2,7 @@
  * The text a job prints: one row per rank, the worst rank and the spread between ranks, the ranks
  * whose recording disagrees with the model, and (tune) the one setting for every rank.
  */
-import { formatColumns } from '../tables';
+import { formatColumns } from '../report/tables';
 import { formatBytes, formatCount, formatPercent, formatRatio } from '../units';
 import { FLAG_ERROR, FLAG_MATCH, type JobRank, type JobResults } from './results';
 

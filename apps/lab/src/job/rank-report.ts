@@ -5,13 +5,13 @@
  * (tune), at `OUT/ranks/rank-R/index.html`. No timing (ns/event) and no tuning of its own: the
  * job's page gives the setting for every rank.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { type AllocatorSettings, DEFAULT_SETTINGS, parseAllocConf } from '@allot/caching';
 import type { Trace } from '@allot/workloads';
-import type { DeviceModel } from '../pool-instance';
-import { cachingRow, type LabRow } from '../registry';
-import { writeReportFile } from '../report/html';
+import type { DeviceModel } from '../analysis/device';
+import { cachingRow, type LabRow } from '../analysis/registry';
+import { writeReportFile } from '../report/report-file';
 import { countFailures, type LabResults, runWorkloads } from '../run';
 import { canonicalConf } from './candidates';
 

@@ -6,12 +6,17 @@
  */
 import { parseAllocConf } from '@allot/caching';
 import type { Trace } from '@allot/workloads';
+import {
+  type DeviceModel,
+  type DeviceOrigin,
+  replayDevice,
+  searchDevice,
+} from '../analysis/device';
+import { type PoolRun, runPool, segmentCalls } from '../analysis/tune';
 import { inFiles, inputFailureMessage } from '../failure';
 import { checkMemoryHoldsTrace, type InputOptions, readTraceFiles } from '../input';
-import { recordedDevice } from '../oom-probes';
-import { type DeviceModel, UNLIMITED_DEVICE } from '../pool-instance';
 import { segmentFidelity } from '../run';
-import { type DeviceOrigin, deviceOf, type PoolRun, runPool, segmentCalls } from '../tune';
+import type { SettingFigures } from './advice';
 import { canonicalConf } from './candidates';
 import { rankReportPath, writeRankReport } from './rank-report';
 
@@ -31,16 +36,6 @@ export interface RankTask {
   readonly configs: readonly string[];
   /** The job's report folder (absolute), where the rank's own page goes; null for none. */
   readonly report: string | null;
-}
-
-/** The caching pool's figures under one setting. */
-export interface SettingFigures {
-  readonly config: string;
-  /** Peak reserved bytes, starting state included (`reserved_bytes.all.peak`). */
-  readonly peakReservedBytes: number;
-  readonly failures: number;
-  /** `cudaMalloc` and map calls in the window. */
-  readonly segmentCalls: number;
 }
 
 /** How the replay under the recorded settings compares with what the recording states. */
@@ -113,23 +108,18 @@ export async function analyseRank(task: RankTask, onProgress?: RankListener): Pr
     onProgress ? (_file, read) => onProgress(read.bytesRead) : undefined,
   );
   const trace = traces.reduce((a, b) => (b.length > a.length ? b : a));
-  const stated = {
-    ...(task.memory !== null ? { memory: task.memory } : {}),
-    ...(task.fraction !== null ? { fraction: task.fraction } : {}),
-  };
+  const stated = { memory: task.memory, fraction: task.fraction };
   let device: RankResult['device'];
   if (task.mode === 'tune') {
     checkMemoryHoldsTrace(trace, task.memory);
-    const found = deviceOf(trace, stated);
+    const found = searchDevice(trace, stated);
     device = { ...found.device, origin: found.origin };
   } else {
     // As `replay FILE` does: the wall of a recorded out-of-memory error unless --memory states one.
-    const stated = { memory: task.memory, fraction: task.fraction };
-    device = recordedDevice(trace, stated) ?? stated;
+    device = replayDevice(trace, stated);
   }
   // Beside the recording, the device it was recorded on (tune's --memory is a what-if, not that).
-  const recordedOn =
-    task.mode === 'tune' ? (recordedDevice(trace, UNLIMITED_DEVICE) ?? UNLIMITED_DEVICE) : device;
+  const recordedOn = task.mode === 'tune' ? replayDevice(trace) : device;
   const replayed = await replayRecorded(trace, recordedOn);
   const settings: SettingFigures[] = [];
   for (const config of task.configs) {

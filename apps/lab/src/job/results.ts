@@ -6,10 +6,11 @@
  * them).
  */
 import type { Shard } from '../options';
+import type { SettingFigures } from './advice';
 import { adviseJob, type JobAdvice } from './advice';
 import { canonicalConf } from './candidates';
 import type { JobInput } from './layout';
-import type { RankResult, SettingFigures } from './rank';
+import type { RankResult } from './rank';
 
 /** A replay error beyond this, or fewer segment decisions matched, flags a rank. */
 export const FLAG_ERROR = 0.01;

@@ -1,0 +1,18 @@
+/**
+ * `@allot/lab/ui`: the report's client modules for a page that draws the report itself (the web
+ * app), and the one formatter of figures.
+ */
+export {
+  formatBytes,
+  formatChange,
+  formatCount,
+  formatPercent,
+  formatSeconds,
+  formatTickBytes,
+  formatTickSeconds,
+  settingName,
+} from '../units';
+export { byId, h } from './dom';
+export { type RenderOptions, renderSections } from './render-sections';
+export type * from './report-data';
+export { type RowBrief, type TraceBrief, traceBrief } from './what-if-figures';

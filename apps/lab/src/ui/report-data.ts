@@ -1,0 +1,121 @@
+/**
+ * The report's page data: what `renderSections` draws, built by the lab from a run's results
+ * (`report/page.ts`'s `reportData`). The report file carries it in a JSON block; the web app's
+ * engine worker posts it to the page. Text the terminal prints too (the table's cells, the
+ * diagnosis, the out-of-memory lines) comes written; figures the page draws or formats itself
+ * come as numbers, rounded to keep a big snapshot's report small.
+ */
+import type { Diagnosis, ReportAllocation } from '../analysis/explain';
+import type { Holder } from '../analysis/holders';
+import type { LayoutView, Series } from '../analysis/measure';
+import type { TargetResult } from '../run';
+
+/** Everything the page shows. */
+export interface ReportData {
+  /** How the run was invoked, for the page's heading. */
+  readonly run: {
+    readonly command: string;
+    readonly createdAt: string;
+    readonly node: string;
+    readonly platform: string;
+    /** `--capacity` in bytes, or null. */
+    readonly capacityBytes: number | null;
+  };
+  /** The caching-tuned row's name and what its search tries, when a workload has the row. */
+  readonly tuned: { readonly row: string; readonly searched: string } | null;
+  readonly workloads: readonly WorkloadData[];
+  readonly targets: readonly TargetResult[];
+}
+
+/** One workload's section. */
+export interface WorkloadData {
+  readonly id: string;
+  readonly title: string;
+  readonly description: string;
+  readonly events: number;
+  readonly peakLiveBlocks: number;
+  /** Requested bytes live at once, at most. */
+  readonly peakLiveBytes: number;
+  /** The built-in training workload's budget, in words. */
+  readonly budget: string | null;
+  /** A PyTorch trace: only its caching rows are allocators PyTorch can use. */
+  readonly pytorch: boolean;
+  /** The table as the terminal prints it: a row per allocator, then PyTorch's recorded one. */
+  readonly table: { readonly header: readonly string[]; readonly rows: readonly string[][] };
+  readonly rows: readonly RowData[];
+  /** The recording beside the replay: its settings' row and its own peak. */
+  readonly recorded: {
+    /** The row replaying the recording's settings, or null. */
+    readonly row: string | null;
+    /** The recording's canonical `PYTORCH_CUDA_ALLOC_CONF`, or null when it states none. */
+    readonly config: string | null;
+    /** PyTorch's own peak reserved bytes in the recording, when it states them. */
+    readonly peakReservedBytes: number | null;
+  };
+  /** The recording's out-of-memory errors, each as the terminal says it (lines). */
+  readonly ooms: readonly (readonly string[])[];
+  /** The pool at the first one, and the same moment under the setting with the most headroom. */
+  readonly oomLayouts: readonly { readonly name: string; readonly view: LayoutView }[];
+  readonly explain: ExplainData | null;
+}
+
+/** One allocator row. */
+export interface RowData {
+  readonly allocator: string;
+  /** The tuned row's setting. */
+  readonly note: string | null;
+  readonly kind: 'range' | 'pool';
+  /** A caching row's canonical `PYTORCH_CUDA_ALLOC_CONF`, else null. */
+  readonly config: string | null;
+  readonly peakReservedBytes: number;
+  /** `peakReservedBytes / peakLiveBytes`. */
+  readonly ratio: number;
+  readonly failures: number;
+  /** A pool's segment allocations and growths in the window, and those of the starting state. */
+  readonly segments: {
+    readonly acquired: number;
+    readonly grown: number;
+    readonly restored: number;
+  } | null;
+  readonly externalFragmentationAtPeak: number;
+  /** The earlier row whose results are the same, or null (its lines are drawn dashed). */
+  readonly sameAs: string | null;
+  readonly series: Series;
+  readonly layoutAtPeak: LayoutView;
+}
+
+/** A drawn allocation of the timeline; its frames are indices into `frameTexts`. */
+export interface TimelineAllocation extends Omit<ReportAllocation, 'frames'> {
+  /** Grid points it is live over, `[from, to)`. */
+  readonly from: number;
+  readonly to: number;
+  readonly frames?: readonly number[];
+}
+
+/** What the report adds beyond the table (see `analysis/explain.ts`). */
+export interface ExplainData {
+  readonly peakEvent: number;
+  readonly gridEvents: readonly number[];
+  readonly gridSeconds?: readonly number[];
+  readonly liveBytes: readonly number[];
+  readonly recordedReserved?: readonly number[];
+  readonly rowSeconds?: readonly (readonly number[])[];
+  readonly timeline: {
+    /** Allocations in the trace. */
+    readonly total: number;
+    /** Live bytes of the allocations not drawn, per grid point. */
+    readonly rest: readonly number[];
+    /** Each frame's text once: the drawn allocations' stacks share most of their frames. */
+    readonly frameTexts: readonly string[];
+    readonly allocations: readonly TimelineAllocation[];
+  };
+  readonly peak: {
+    readonly event: number;
+    readonly seconds?: number;
+    readonly liveBytes: number;
+    /** The largest allocations live at the peak, each with its innermost frame. */
+    readonly largest: readonly (Omit<ReportAllocation, 'frames'> & { readonly frame?: string })[];
+    readonly bySource: readonly Holder[];
+  };
+  readonly diagnosis: Diagnosis;
+}
