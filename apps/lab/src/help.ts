@@ -87,6 +87,7 @@ const COMMAND_OPTIONS: Readonly<Partial<Record<Command, readonly string[]>>> = {
     '--debug',
   ],
   merge: ['--out', '--no-report', '--json', '--force', '--debug'],
+  watch: ['--memory', '--fraction', '--json', '--quiet', '--once', '--interval', '--debug'],
   list: ['--json'],
 };
 

@@ -37,6 +37,7 @@ import { serveCommand } from './serve';
 import { formatColumns, formatResults } from './tables';
 import { describeDevice, segmentCalls, type TuneResult, tune } from './tune';
 import { formatBytes, formatCount, formatPercent, formatRatio } from './units';
+import { watchCommand } from './watch/watch-command';
 import { builtInWorkloads, trainingModel } from './workloads';
 
 /** Where a command writes. */
@@ -45,6 +46,8 @@ export interface LabIo {
   readonly stderr: NodeJS.WriteStream | NodeJS.WritableStream;
   /** Folder `--out` is relative to. @defaultValue process.cwd() */
   readonly cwd?: string;
+  /** Stops a command that runs until interrupted (`watch`, `serve`) as Ctrl-C does. */
+  readonly signal?: AbortSignal;
 }
 
 function rowsOf(options: LabOptions): LabRow[] {
@@ -406,6 +409,8 @@ export async function lab(argv: readonly string[], io: LabIo): Promise<number> {
         return mergeCommand(options, argv, io);
       case 'serve':
         return await serveCommand(options, io);
+      case 'watch':
+        return await watchCommand(options, io);
       case 'oom':
         return oomCommand(await loadFiles(options.files, options, io), options, io);
       case 'tune':

@@ -19,6 +19,7 @@ export type Command =
   | 'merge'
   | 'oom'
   | 'serve'
+  | 'watch'
   | 'help'
   | 'list'
   | 'version';
@@ -67,6 +68,12 @@ export interface LabOptions {
   /** `serve`: the address to listen on (`--host`, default 127.0.0.1) and the port (0: a free one). */
   readonly host: string;
   readonly port: number;
+  /** `watch --once`: read what the folder holds, then exit. */
+  readonly once: boolean;
+  /** `watch`, `serve --watch`: seconds between two looks at the folder. @defaultValue 2 */
+  readonly interval: number;
+  /** `serve --watch DIR`: the folder a running job writes its snapshots to, or null. */
+  readonly watch: string | null;
 }
 
 /** `--shard I/N`: the I-th of N equal runs of a job's ranks (I from 0). */
@@ -101,6 +108,7 @@ const COMMANDS: readonly Command[] = [
   'merge',
   'oom',
   'serve',
+  'watch',
   'help',
   'list',
 ];
@@ -125,6 +133,9 @@ const OPTIONS = {
   force: { type: 'boolean' },
   host: { type: 'string' },
   port: { type: 'string' },
+  watch: { type: 'string' },
+  interval: { type: 'string' },
+  once: { type: 'boolean' },
   json: { type: 'boolean' },
   quick: { type: 'boolean' },
   'no-report': { type: 'boolean' },
@@ -233,7 +244,7 @@ export function parseArguments(argv: readonly string[]): LabOptions {
   if (flags.has('--help')) command = 'help';
   if (command === 'run' && positional.length > 0) {
     throw new UsageError(
-      `unknown command '${positional[0]}': expected replay, tune, oom, capacity, merge, serve, list or help (or no command for the built-in workloads)`,
+      `unknown command '${positional[0]}': expected replay, tune, oom, capacity, merge, serve, watch, list or help (or no command for the built-in workloads)`,
     );
   }
   if (command === 'replay' && positional.length === 0) {
@@ -246,6 +257,11 @@ export function parseArguments(argv: readonly string[]): LabOptions {
   }
   if (command === 'capacity' && positional.length > 1) {
     throw new UsageError('capacity takes one trace file (or none for the training workload)');
+  }
+  if (command === 'watch' && positional.length !== 1) {
+    throw new UsageError(
+      'watch takes one folder, the one a job writes its snapshots to: allot-lab watch DIR',
+    );
   }
   if (command === 'merge' && positional.length === 0) {
     throw new UsageError(
@@ -324,7 +340,35 @@ export function parseArguments(argv: readonly string[]): LabOptions {
     exports: EXPORT_FORMATS.filter((format) => exports.includes(format)),
     ...job,
     ...serveOptions(command, values),
+    ...watchOptions(command, values, flags),
   };
+}
+
+/** `--once`, `--interval` (watch, and serve with `--watch`) and serve's `--watch DIR`. */
+function watchOptions(
+  command: Command,
+  values: ReadonlyMap<string, string>,
+  flags: ReadonlySet<string>,
+): Pick<LabOptions, 'once' | 'interval' | 'watch'> {
+  const watch = values.get('--watch') ?? null;
+  if (watch !== null && command !== 'serve') {
+    throw new UsageError('--watch is an option of serve (watch takes its folder as an argument)');
+  }
+  if (watch !== null && watch.trim() === '') throw new UsageError('--watch needs a folder');
+  if (flags.has('--once') && command !== 'watch')
+    throw new UsageError('--once is an option of watch');
+  const text = values.get('--interval');
+  if (text !== undefined && command !== 'watch' && watch === null) {
+    throw new UsageError('--interval is an option of watch and serve --watch');
+  }
+  let interval = 2;
+  if (text !== undefined) {
+    interval = Number(text);
+    if (!/^(\d+\.?\d*|\.\d+)$/.test(text) || !(interval >= 0.01 && interval <= 3600)) {
+      throw new UsageError(`--interval expects seconds from 0.01 to 3600, got '${text}'`);
+    }
+  }
+  return { once: flags.has('--once'), interval, watch };
 }
 
 /** A whole number from `text`, at least `least`, else a UsageError naming `option`. */
@@ -409,6 +453,9 @@ Usage
   allot-lab capacity [FILE] [options]  per allocator, the smallest capacity without a failed allocation
   allot-lab serve [FILE...] [options]  the lab in a browser on this machine: drop a snapshot, change the
                                        settings, see the replay; FILEs open in the page; nothing is uploaded
+  allot-lab watch DIR [options]        follow the folder a running job writes its snapshots to: a row per
+                                       rank as its files land (what it holds, its peaks, the job's advice
+                                       so far), and the post-mortem the moment a rank runs out of memory
   allot-lab list                       allocators and workloads
   allot-lab help                       this text
 
@@ -421,7 +468,7 @@ Options
                      ranges get 4 x peak live bytes and pools an unlimited source, so nothing fails
   --config CONF      replay: one more caching row with this PYTORCH_CUDA_ALLOC_CONF (repeatable);
                      a PyTorch snapshot always gets a row with its own recorded settings too
-  --memory SIZE      the GPU's total memory (replay, tune). PyTorch's cudaMalloc fails beyond it.
+  --memory SIZE      the GPU's total memory (replay, tune, watch). PyTorch's cudaMalloc fails beyond it.
                      tune without it: the trace's figure if it records one, else 80GiB, stated
   --fraction F       the per-process memory fraction (torch.cuda.set_per_process_memory_fraction),
                      in (0, 1]: pools may reserve at most F x memory, and garbage_collection_threshold
@@ -454,6 +501,12 @@ Options
   --force            tune a job whose ranks were recorded with different settings as one
   --port N           serve: the port to listen on (default: a free one)
   --host ADDRESS     serve: the address to listen on (default: 127.0.0.1, this machine only)
+  --watch DIR        serve: follow DIR as watch does, for the page and for Prometheus:
+                     /watch/updates (Server-Sent Events), /watch/state (JSON), /metrics
+  --once             watch: read the snapshots the folder holds, then exit (for scripts)
+  --interval S       watch, serve --watch: seconds between two looks at the folder (default 2); it is
+                     polled, as fs.watch is not told of files other machines write to a network file
+                     system
   --debug            on a failure, print its stack trace too
   -V, --version      print the version
   -h, --help         this text
