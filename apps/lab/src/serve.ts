@@ -14,7 +14,10 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { basename, extname, join, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { reportFailure } from './failure';
 import { UsageError } from './options';
+import { type ServedWatch, type ServeWatchOptions, serveWatch } from './watch/served-watch';
+import { watchedFolder } from './watch/watch-loop';
 
 const TYPES: Readonly<Record<string, string>> = {
   '.html': 'text/html; charset=utf-8',
@@ -59,6 +62,11 @@ export interface ServeOptions {
   readonly app?: string;
   /** @defaultValue process.cwd() */
   readonly cwd?: string;
+  /**
+   * A folder to follow as `allot-lab watch` does (`--watch DIR`, relative to `cwd`), for
+   * `/watch/state`, `/watch/updates` and `/metrics` (watch/served-watch.ts).
+   */
+  readonly watch?: Omit<ServeWatchOptions, 'folder'> & { readonly folder: string };
 }
 
 /** A running server of the app. */
@@ -66,6 +74,8 @@ export interface ServedApp {
   /** The page, with the files named in it. */
   readonly url: string;
   readonly server: Server;
+  /** The folder followed, with `watch`. */
+  readonly watched?: ServedWatch;
   close(): Promise<void>;
 }
 
@@ -109,11 +119,17 @@ export async function serveApp(options: ServeOptions): Promise<ServedApp> {
     );
   }
   const files = servedFiles(options.files, options.cwd ?? process.cwd());
+  const watchOptions = options.watch;
+  const folder =
+    watchOptions === undefined
+      ? null
+      : watchedFolder(watchOptions.folder, options.cwd ?? process.cwd());
   const host = options.host ?? '127.0.0.1';
   // Listening on every address (--host 0.0.0.0) is asking to be reached by any name.
   const everywhere = host === '0.0.0.0' || host === '::';
   const names = new Set<string>();
   let port = 0;
+  let watched: ServedWatch | undefined;
   const handle = (request: IncomingMessage, response: ServerResponse) => {
     response.setHeader('cache-control', 'no-store');
     response.setHeader('x-content-type-options', 'nosniff');
@@ -131,6 +147,7 @@ export async function serveApp(options: ServeOptions): Promise<ServedApp> {
     } catch {
       return send(response, 400, 'bad path');
     }
+    if (watched?.answer(path, request, response, head) === true) return;
     const file = /^\/files\/(\d+)\/([^/]+)$/.exec(path);
     if (file) {
       const served = files[Number(file[1])];
@@ -155,6 +172,7 @@ export async function serveApp(options: ServeOptions): Promise<ServedApp> {
     server.listen(options.port ?? 0, host, () => done());
   });
   port = (server.address() as AddressInfo).port;
+  watched = folder === null ? undefined : serveWatch({ ...watchOptions!, folder });
   for (const name of [host, 'localhost', '127.0.0.1', '::1']) names.add(authority(name, port));
   const query = files
     .map((path, i) => `file=${encodeURIComponent(`files/${i}/${basename(path)}`)}`)
@@ -162,42 +180,83 @@ export async function serveApp(options: ServeOptions): Promise<ServedApp> {
   return {
     url: `http://${authority(everywhere ? '127.0.0.1' : host, port)}/${query === '' ? '' : `?${query}`}`,
     server,
-    close: () =>
-      new Promise<void>((done) => {
+    ...(watched !== undefined ? { watched } : {}),
+    close: async () => {
+      await watched?.close();
+      await new Promise<void>((done) => {
         server.closeAllConnections();
         server.close(() => done());
-      }),
+      });
+    },
   };
 }
 
 /** `allot-lab serve`: serves until interrupted, then returns 0. */
 export async function serveCommand(
-  options: { readonly files: readonly string[]; readonly host: string; readonly port: number },
-  io: { readonly stdout: NodeJS.WritableStream; readonly cwd?: string },
+  options: {
+    readonly files: readonly string[];
+    readonly host: string;
+    readonly port: number;
+    readonly watch: string | null;
+    readonly interval: number;
+    readonly memory: number | null;
+    readonly fraction: number | null;
+  },
+  io: {
+    readonly stdout: NodeJS.WritableStream;
+    readonly stderr: NodeJS.WritableStream;
+    readonly cwd?: string;
+    readonly signal?: AbortSignal;
+  },
 ): Promise<number> {
+  let failed: unknown = null;
+  let finish = () => {};
+  const finished = new Promise<void>((done) => {
+    finish = done;
+  });
   const served = await serveApp({
     files: options.files,
     host: options.host,
     port: options.port,
     ...(io.cwd !== undefined ? { cwd: io.cwd } : {}),
+    ...(options.watch !== null
+      ? {
+          watch: {
+            folder: options.watch,
+            interval: options.interval,
+            memory: options.memory,
+            fraction: options.fraction,
+            onError: (error) => {
+              failed = error;
+              finish();
+            },
+          },
+        }
+      : {}),
   });
   const opened =
     options.files.length === 0
       ? 'drop snapshots on the page'
       : `the page opens ${options.files.length === 1 ? 'the file' : `the ${options.files.length} files`}`;
+  const origin = served.url.replace(/\/\?.*$|\/$/, '');
+  const watching =
+    options.watch === null
+      ? ''
+      : `  following ${options.watch} (polled every ${options.interval} s): ${origin}/watch/updates (Server-Sent Events), ` +
+        `${origin}/watch/state (JSON), ${origin}/metrics (Prometheus)\n`;
   io.stdout.write(
     `allot-lab: the lab in the browser at ${served.url}\n` +
-      `  ${opened}; they are read and replayed in the browser, nothing is uploaded. Ctrl-C stops.\n`,
+      `  ${opened}; they are read and replayed in the browser, nothing is uploaded. Ctrl-C stops.\n` +
+      watching,
   );
-  await new Promise<void>((done) => {
-    const stop = () => {
-      process.off('SIGINT', stop);
-      process.off('SIGTERM', stop);
-      done();
-    };
-    process.on('SIGINT', stop);
-    process.on('SIGTERM', stop);
-  });
+  process.on('SIGINT', finish);
+  process.on('SIGTERM', finish);
+  io.signal?.addEventListener('abort', finish);
+  if (io.signal?.aborted === true) finish();
+  await finished;
+  process.off('SIGINT', finish);
+  process.off('SIGTERM', finish);
+  io.signal?.removeEventListener('abort', finish);
   await served.close();
-  return 0;
+  return failed === null ? 0 : reportFailure(failed, io.stderr, false);
 }
