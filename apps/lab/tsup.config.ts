@@ -1,8 +1,9 @@
 import { libraryConfig } from '@allot/tooling/tsup';
 
 // The CLI, the worker thread of a job (dist/job-worker.js, which the CLI finds beside itself), the
-// strategy table the benchmarks share, the lab without Node.js for the web app (engine), and the
-// report page from a run's results (report), each with its declarations.
+// strategy table the benchmarks share, the lab without Node.js for the web app (engine), the
+// report page from a run's results (report), each with its declarations; and a job's snapshots
+// written over time for `watch` to follow (watch-demo).
 export default libraryConfig({
   entry: {
     cli: 'src/cli.ts',
@@ -10,6 +11,7 @@ export default libraryConfig({
     strategies: 'src/strategies.ts',
     engine: 'src/engine.ts',
     report: 'src/report-page.ts',
+    'watch-demo': 'src/watch/demo.ts',
   },
   format: ['esm'],
   dts: {
