@@ -38,7 +38,9 @@ describe('a command’s help', () => {
     expect(optionsOf(tune)).not.toContain('--config');
     expect(optionsOf((await run(['list', '--help'])).stdout)).toEqual(['--json']);
     const watch = (await run(['watch', '--help'])).stdout;
-    expect(watch).toMatch(/^allot-lab watch: follow the folder a running job writes its snapshots to/);
+    expect(watch).toMatch(
+      /^allot-lab watch: follow the folder a running job writes its snapshots to/,
+    );
     expect(optionsOf(watch)).toEqual(expect.arrayContaining(['--once', '--interval', '--json']));
   });
 

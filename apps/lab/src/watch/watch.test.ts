@@ -10,9 +10,11 @@ import { findTracesDir } from '@allot/workloads/node';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { EXIT_BAD_INPUT, EXIT_OK } from '../options';
 import { formatBytes } from '../units';
+import { metricsText } from './metrics';
 import { readDump } from './read-dump';
 import { type PlannedDump, type RingJob, ringJob } from './ring-dumps';
 import { jobFolder, jsonLines, runLab, startWatch, until } from './test-watch';
+import { WatchedJob } from './watched-job';
 
 const traces = findTracesDir();
 const h100 = traces === null ? null : join(traces, 'pytorch-h100');
@@ -191,6 +193,29 @@ if (!present) {
         "rank 0, rank0_step4.pickle: a gap in the timeline: the dump's window does not reach back to the dump before it",
       );
       expect(text).toMatch(/rank0_step8_exit\.pickle \(3 gaps\)/);
+    }, 300_000);
+
+    it('shows a rank only once its first dump is replayed, however often a page asks meanwhile', async () => {
+      const job = await ringJob({ ranks: [{ recording: TRAIN }], steps: 8, every: 4 });
+      const folder = jobFolder();
+      const path = await job.write(job.dumps[0]!, folder);
+      const watched = new WatchedJob({ memory: null, fraction: null });
+      let done = false;
+      const adding = watched
+        .add({ path, file: job.dumps[0]!.path, rank: 0, step: 4, oom: false })
+        .finally(() => {
+          done = true;
+        });
+      const seen: number[] = [];
+      while (!done) {
+        seen.push(watched.rows().length);
+        expect(metricsText(watched)).toContain('# TYPE allot_reserved_bytes_all_current gauge');
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      await adding;
+      expect(seen.length).toBeGreaterThan(1);
+      expect(new Set(seen)).toEqual(new Set([0]));
+      expect(watched.rows()).toHaveLength(1);
     }, 300_000);
 
     it('names a truncated file in one line, skips it and goes on watching', async () => {

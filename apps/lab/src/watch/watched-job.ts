@@ -157,8 +157,10 @@ export class WatchedJob {
       return [this.skip(found.file, failureOf(error, found.file).message)];
     }
     await breathe();
-    const rank = state ?? this.newRank(found.rank, dump);
+    const rank = state ?? this.newRank(dump);
     const joined = await rank.timeline.add(dump, found.file, breathe);
+    // Shown (rows, /metrics) once it has figures: a page may ask while the first dump replays.
+    this.ranks.set(found.rank, rank);
     rank.device = dump.device;
     rank.file = found.file;
     rank.step = found.step ?? rank.step;
@@ -204,12 +206,12 @@ export class WatchedJob {
     return { type: 'skipped', file, message };
   }
 
-  private newRank(rank: number, dump: Dump): RankState {
+  private newRank(dump: Dump): RankState {
     const stated = {
       ...(this.device.memory !== null ? { memory: this.device.memory } : {}),
       ...(this.device.fraction !== null ? { fraction: this.device.fraction } : {}),
     };
-    const state: RankState = {
+    return {
       timeline: new RankTimeline(this.candidates, deviceOf(dump.trace, stated).device),
       device: dump.device,
       file: '',
@@ -220,8 +222,6 @@ export class WatchedJob {
       diedAt: null,
       atWall: null,
     };
-    this.ranks.set(rank, state);
-    return state;
   }
 
   /** The post-mortem of `trace`'s first recorded error, and every candidate at its wall. */
