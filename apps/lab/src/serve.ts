@@ -7,7 +7,9 @@
  * web page elsewhere cannot read the files through a name of its own that points here.
  *
  * The app is the web app's build: `dist/web` beside the CLI in the published package (copied there
- * when the package is packed), else `apps/web/dist` in the repository.
+ * when the package is packed), else `apps/web/dist` in the repository. With `--watch DIR` it also
+ * follows a running job's folder (watch/served-watch.ts: `/watch/updates`, `/watch/state`,
+ * `/metrics`), and serves those even where the app is not built.
  */
 import { createReadStream, existsSync, statSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -113,7 +115,8 @@ function stream(response: ServerResponse, path: string, type: string, head: bool
 /** Serves the app and the files (see the module comment); resolves once it listens. */
 export async function serveApp(options: ServeOptions): Promise<ServedApp> {
   const app = options.app ?? appFolder();
-  if (app === null) {
+  // Without the app, a server that follows a folder still serves its updates and its gauges.
+  if (app === null && options.watch === undefined) {
     throw new UsageError(
       'the web app is not built: run `pnpm build` in the repository (it builds apps/web)',
     );
@@ -147,7 +150,12 @@ export async function serveApp(options: ServeOptions): Promise<ServedApp> {
     } catch {
       return send(response, 400, 'bad path');
     }
-    if (watched?.answer(path, request, response, head) === true) return;
+    try {
+      if (watched?.answer(path, request, response, head) === true) return;
+    } catch (error) {
+      // A bug answering: said on the one request, the server goes on.
+      return send(response, 500, `internal error, a bug in allot-lab: ${(error as Error).message}`);
+    }
     const file = /^\/files\/(\d+)\/([^/]+)$/.exec(path);
     if (file) {
       const served = files[Number(file[1])];
@@ -155,6 +163,7 @@ export async function serveApp(options: ServeOptions): Promise<ServedApp> {
         return send(response, 404, 'no such file');
       return stream(response, served, 'application/octet-stream', head);
     }
+    if (app === null) return send(response, 404, 'not found: the web app is not built');
     const target = resolve(app, `.${path === '/' ? '/index.html' : path}`);
     if (!target.startsWith(resolve(app) + sep) || !existsSync(target) || !statSync(target).isFile())
       return send(response, 404, 'not found');
