@@ -143,5 +143,6 @@ export function updateJson(update: WatchUpdate): Record<string, unknown> {
     overlapEntries: joined.overlapEntries,
     gap: joined.gap,
     seconds: update.seconds,
+    cpuSeconds: update.cpuSeconds,
   };
 }

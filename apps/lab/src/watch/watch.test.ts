@@ -149,6 +149,7 @@ if (!present) {
         expect(typeof advice.allocConf).toBe('string');
         expect(advice.peakReservedBytes).toBeGreaterThan(0);
         expect(line.seconds).toBeGreaterThan(0);
+        expect(line.cpuSeconds).toBeGreaterThan(0);
         previous.set(dump.rank, dump);
       }
       for (let rank = 0; rank < 4; rank++) {

@@ -82,6 +82,8 @@ export type WatchUpdate =
       readonly advice: JobAdvice | null;
       /** Seconds spent on the file: reading, merging, replaying. */
       readonly seconds: number;
+      /** CPU seconds of this process meanwhile (user and system). */
+      readonly cpuSeconds: number;
     }
   | {
       readonly type: 'oom';
@@ -116,6 +118,12 @@ interface RankState {
 /** Lets the event loop turn (a test runner's messages, Ctrl-C, the server) between replays. */
 const breathe = () => new Promise<void>((resolve) => setImmediate(resolve));
 
+/** CPU seconds (user and system) since `start`. */
+function cpuSince(start: NodeJS.CpuUsage): number {
+  const used = process.cpuUsage(start);
+  return (used.user + used.system) / 1e6;
+}
+
 /** Most points of a rank's trend kept. */
 const TREND_POINTS = 64;
 
@@ -136,6 +144,7 @@ export class WatchedJob {
   /** Reads `found` and takes it into its rank's timeline; the updates it makes. */
   async add(found: FoundDump): Promise<WatchUpdate[]> {
     const started = performance.now();
+    const cpu = process.cpuUsage();
     const state = this.ranks.get(found.rank);
     if (
       state !== undefined &&
@@ -185,6 +194,7 @@ export class WatchedJob {
       joined,
       advice: this.latestAdvice,
       seconds: (performance.now() - started) / 1000,
+      cpuSeconds: cpuSince(cpu),
     });
     return updates;
   }
