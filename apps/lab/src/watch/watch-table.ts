@@ -95,7 +95,11 @@ export function adviceLine(advice: JobAdvice | null): string {
 
 /** The lines that say what a damaged file, a gap or a death was. */
 export function noticeLines(update: WatchUpdate): string[] {
-  if (update.type === 'skipped') return [`skipped ${update.file}: ${update.message}`];
+  if (update.type === 'skipped') {
+    // The reader's errors name the file already.
+    const named = update.message.startsWith(`${update.file}:`);
+    return [`skipped ${named ? '' : `${update.file}: `}${update.message}`];
+  }
   if (update.type === 'oom') {
     const settings =
       update.recordedConf === null

@@ -232,7 +232,7 @@ if (!present) {
       const skipped = watch.stderr.text.split('\n').filter((line) => line.includes('skipped'));
       expect(skipped).toHaveLength(1);
       expect(skipped[0]).toMatch(
-        /^allot-lab: skipped rank0_step6\.pickle: rank0_step6\.pickle: byte offset \d+: expected /,
+        /^allot-lab: skipped rank0_step6\.pickle: byte offset \d+: expected /,
       );
       await job.write(last, folder);
       await until(() => rowOf(watch.stdout.text, last) !== undefined, 'the row after it');
