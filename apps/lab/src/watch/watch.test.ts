@@ -219,8 +219,12 @@ if (!present) {
       expect(watched.rows()).toHaveLength(1);
     }, 300_000);
 
-    it('names a truncated file in one line, skips it and goes on watching', async () => {
-      const job = await ringJob({ ranks: [{ recording: TRAIN }], steps: 8, every: 4 });
+    it('names a truncated file in one line, skips it and goes on watching, its timeline untouched', async () => {
+      const job = await ringJob({
+        ranks: [{ recording: TRAIN, maxEntries: 30_000 }],
+        steps: 8,
+        every: 4,
+      });
       const [first, last] = job.dumps as [PlannedDump, PlannedDump];
       const folder = jobFolder();
       const watch = startWatch(folder);
@@ -236,10 +240,26 @@ if (!present) {
       );
       await job.write(last, folder);
       await until(() => rowOf(watch.stdout.text, last) !== undefined, 'the row after it');
+      // The dump after the skipped one joins the timeline as if the damaged file had never been.
+      expect(watch.stdout.text).not.toContain('a gap in the timeline');
+      // A dump older than the step the rank has merged cannot join it: named, and skipped.
+      writeFileSync(join(folder, 'rank0_step2.pickle'), bytes);
+      await until(() => watch.stderr.text.includes('rank0_step2.pickle'), 'the older dump');
+      expect(watch.stderr.text).toContain(
+        'allot-lab: skipped rank0_step2.pickle: older than step 8, which rank 0 has already merged\n',
+      );
       expect(await watch.stop()).toBe(EXIT_OK);
-      const once = await runLab(['watch', folder, '--once']);
+      const once = await runLab(['watch', folder, '--once', '--json']);
       expect(once.status).toBe(EXIT_BAD_INPUT);
-      expect(once.stderr).toMatch(/skipped 1\n$/);
+      const lines = jsonLines(once.stdout);
+      expect(lines.map((line) => line.file)).toEqual([
+        'rank0_step2.pickle',
+        first.path,
+        'rank0_step6.pickle',
+        last.path,
+      ]);
+      expect(lines[2]!.skipped).toMatch(/^rank0_step6\.pickle: byte offset \d+: expected /);
+      expect(lines[3]).toMatchObject({ gap: null, overlapEntries: first.to - last.from });
     }, 300_000);
   });
 }
