@@ -8,7 +8,9 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { findTracesDir } from '@allot/workloads/node';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { lab } from '../lab';
 import { EXIT_BAD_INPUT, EXIT_OK } from '../options';
+import { Capture } from '../test-capture';
 import { formatBytes } from '../units';
 import { metricsText } from './metrics';
 import { readDump } from './read-dump';
@@ -194,6 +196,17 @@ if (!present) {
         "rank 0, rank0_step4.pickle: a gap in the timeline: the dump's window does not reach back to the dump before it",
       );
       expect(text).toMatch(/rank0_step8_exit\.pickle \(3 gaps\)/);
+      // On a terminal, the table is kept in place: each time, up over the one drawn last, cleared.
+      const stdout = Object.assign(new Capture(), { isTTY: true });
+      const stderr = new Capture();
+      expect(await lab(['watch', folder, '--once', '--quiet'], { stdout, stderr })).toBe(EXIT_OK);
+      const draws = stdout.text.split('\x1b[0J');
+      expect(draws).toHaveLength(4); // the first draw, then three redraws
+      for (const [i, draw] of draws.slice(0, -1).entries()) {
+        // A draw is the header, one row and the advice: three lines to go up over.
+        expect(draw.endsWith('\x1b[3F'), `draw ${i}`).toBe(true);
+      }
+      expect(draws.at(-1)).toMatch(/gap in the timeline.*\n rank {2}step.*\n {4}0 {5}8 /s);
     }, 300_000);
 
     it('shows a rank only once its first dump is replayed, however often a page asks meanwhile', async () => {
