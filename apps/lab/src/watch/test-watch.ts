@@ -1,13 +1,22 @@
 /** Helpers of the tests that run `allot-lab watch` while a generated job's dumps land. */
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { afterAll } from 'vitest';
 import { lab } from '../lab';
 import { Capture } from '../test-capture';
 
+/** The folders made, removed when the test file is done (a job's dumps take tens of MB). */
+const made: string[] = [];
+afterAll(() => {
+  for (const folder of made) rmSync(folder, { recursive: true, force: true });
+});
+
 /** A new empty folder for a job's dumps. */
 export function jobFolder(): string {
-  return mkdtempSync(join(tmpdir(), 'allot-watch-'));
+  const folder = mkdtempSync(join(tmpdir(), 'allot-watch-'));
+  made.push(folder);
+  return folder;
 }
 
 /** Waits until `ready()` holds, looking every 20 ms; fails after `seconds` saying what it waited for. */
