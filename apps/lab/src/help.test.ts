@@ -37,6 +37,11 @@ describe('a command’s help', () => {
     expect(optionsOf(tune)).toEqual(expect.arrayContaining(['--memory', '--fraction', '--force']));
     expect(optionsOf(tune)).not.toContain('--config');
     expect(optionsOf((await run(['list', '--help'])).stdout)).toEqual(['--json']);
+    const watch = (await run(['watch', '--help'])).stdout;
+    expect(watch).toMatch(
+      /^allot-lab watch: follow the folder a running job writes its snapshots to/,
+    );
+    expect(optionsOf(watch)).toEqual(expect.arrayContaining(['--once', '--interval', '--json']));
   });
 
   it('is the whole help without a command', async () => {
@@ -46,7 +51,7 @@ describe('a command’s help', () => {
 
   it('says every option of the whole help the same way', async () => {
     const whole = HELP.split('\n');
-    for (const command of ['replay', 'tune', 'capacity', 'oom', 'merge', 'list']) {
+    for (const command of ['replay', 'tune', 'capacity', 'oom', 'merge', 'watch', 'list']) {
       const text = (await run([command, '--help'])).stdout;
       for (const line of text.split('\n').filter((l) => /^ {2}--/.test(l))) {
         expect(whole, `${command}: ${line}`).toContain(line);

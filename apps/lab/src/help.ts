@@ -89,6 +89,7 @@ const COMMAND_OPTIONS: Readonly<Partial<Record<Command, readonly string[]>>> = {
   ],
   merge: ['--out', '--no-report', '--json', '--force', '--debug'],
   record: ['--out', '--every-steps', '--every-seconds', '--max-entries', '--stacks', '--debug'],
+  watch: ['--memory', '--fraction', '--json', '--quiet', '--once', '--interval', '--debug'],
   list: ['--json'],
 };
 

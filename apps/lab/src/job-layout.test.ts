@@ -75,6 +75,47 @@ describe('a job: rank and step from the names frameworks give', () => {
     expect(nameOf('/job/rank1_step9.pickle.tmp').naming).not.toBe('allot-lab');
   });
 
+  it("reads verl's, lmms-engine's and Megatron-LM's names, and their OOM snapshots", () => {
+    expect(nameOf('/p/step30/torch_memory_rank5_pid4242.pickle')).toEqual({
+      rank: 5,
+      step: 30,
+      oom: false,
+      naming: 'verl',
+    });
+    expect(nameOf('/p/steps10-19/torch_memory_rank1_pid7.pickle')).toMatchObject({
+      rank: 1,
+      step: 19,
+      oom: false,
+    });
+    expect(nameOf('/p/step4/post_update_step4_rank2_pid9.pickle')).toMatchObject({
+      rank: 2,
+      step: 4,
+      naming: 'verl',
+    });
+    expect(
+      nameOf('/p/oom_20261127-101500-123456/torch_memory_oom_rank3_pid11.pickle'),
+    ).toMatchObject({ rank: 3, step: null, oom: true, naming: 'verl' });
+    expect(nameOf('/o/snapshot_stop_step_rank6.pickle')).toEqual({
+      rank: 6,
+      step: null,
+      oom: false,
+      naming: 'lmms-engine',
+    });
+    expect(nameOf('/o/snapshot_oom_observer_rank2_pid77_1764238500.pickle')).toMatchObject({
+      rank: 2,
+      oom: true,
+      naming: 'lmms-engine',
+    });
+    expect(nameOf('/run/oom_rank-12_snapshot.pickle')).toMatchObject({
+      rank: 12,
+      oom: true,
+      naming: 'megatron',
+    });
+    expect(nameOf('/r/memory_rank3_step_40.pickle')).toMatchObject({ rank: 3, step: 40 });
+    // `oom` inside a word is no mark: "zoom", "room".
+    expect(nameOf('/r/zoom_rank1.pickle')).toMatchObject({ rank: 1, oom: false });
+  });
+
   it('takes the newest step, or --step; numbers ranks in sorted order when names state none', () => {
     const root = tempDir();
     touch(

@@ -40,6 +40,7 @@ import {
 } from './run';
 import { serveCommand } from './serve';
 import { formatBytes, formatCount, formatPercent, formatRatio } from './units';
+import { watchCommand } from './watch/watch-command';
 import { builtInWorkloads, trainingModel } from './workloads';
 
 /** Where a command writes. */
@@ -48,6 +49,8 @@ export interface LabIo {
   readonly stderr: NodeJS.WriteStream | NodeJS.WritableStream;
   /** Folder `--out` is relative to. @defaultValue process.cwd() */
   readonly cwd?: string;
+  /** Stops a command that runs until interrupted (`watch`, `serve`) as Ctrl-C does. */
+  readonly signal?: AbortSignal;
 }
 
 function rowsOf(options: LabOptions): LabRow[] {
@@ -411,6 +414,8 @@ export async function lab(argv: readonly string[], io: LabIo): Promise<number> {
         return await serveCommand(options, io);
       case 'record':
         return await recordCommand(options.record!, io);
+      case 'watch':
+        return await watchCommand(options, io);
       case 'oom':
         return oomCommand(await loadFiles(options.files, options, io), options, io);
       case 'tune':

@@ -21,6 +21,7 @@ export type Command =
   | 'oom'
   | 'serve'
   | 'record'
+  | 'watch'
   | 'help'
   | 'list'
   | 'version';
@@ -71,6 +72,12 @@ export interface LabOptions {
   readonly port: number;
   /** `record`: what to run and how to record it (set for record only). */
   readonly record?: RecordOptions;
+  /** `watch --once`: read what the folder holds, then exit. */
+  readonly once: boolean;
+  /** `watch`, `serve --watch`: seconds between two looks at the folder. @defaultValue 2 */
+  readonly interval: number;
+  /** `serve --watch DIR`: the folder a running job writes its snapshots to, or null. */
+  readonly watch: string | null;
 }
 
 /** `--shard I/N`: the I-th of N equal runs of a job's ranks (I from 0). */
@@ -106,6 +113,7 @@ const COMMANDS: readonly Command[] = [
   'oom',
   'serve',
   'record',
+  'watch',
   'help',
   'list',
 ];
@@ -134,6 +142,9 @@ const OPTIONS = {
   'every-steps': { type: 'string' },
   'every-seconds': { type: 'string' },
   stacks: { type: 'string' },
+  watch: { type: 'string' },
+  interval: { type: 'string' },
+  once: { type: 'boolean' },
   json: { type: 'boolean' },
   quick: { type: 'boolean' },
   'no-report': { type: 'boolean' },
@@ -263,7 +274,7 @@ export function parseArguments(argv: readonly string[]): LabOptions {
   if (flags.has('--help')) command = 'help';
   if (command === 'run' && positional.length > 0) {
     throw new UsageError(
-      `unknown command '${positional[0]}': expected replay, tune, oom, capacity, merge, serve, record, list or help (or no command for the built-in workloads)`,
+      `unknown command '${positional[0]}': expected replay, tune, oom, capacity, merge, serve, record, watch, list or help (or no command for the built-in workloads)`,
     );
   }
   if (command === 'replay' && positional.length === 0) {
@@ -281,6 +292,11 @@ export function parseArguments(argv: readonly string[]): LabOptions {
   }
   if (command === 'capacity' && positional.length > 1) {
     throw new UsageError('capacity takes one trace file (or none for the training workload)');
+  }
+  if (command === 'watch' && positional.length !== 1) {
+    throw new UsageError(
+      'watch takes one folder, the one a job writes its snapshots to: allot-lab watch DIR',
+    );
   }
   if (command === 'merge' && positional.length === 0) {
     throw new UsageError(
@@ -360,7 +376,35 @@ export function parseArguments(argv: readonly string[]): LabOptions {
     ...job,
     ...serveOptions(command, values),
     ...recordOptions(command, values, record?.command ?? []),
+    ...watchOptions(command, values, flags),
   };
+}
+
+/** `--once`, `--interval` (watch, and serve with `--watch`) and serve's `--watch DIR`. */
+function watchOptions(
+  command: Command,
+  values: ReadonlyMap<string, string>,
+  flags: ReadonlySet<string>,
+): Pick<LabOptions, 'once' | 'interval' | 'watch'> {
+  const watch = values.get('--watch') ?? null;
+  if (watch !== null && command !== 'serve') {
+    throw new UsageError('--watch is an option of serve (watch takes its folder as an argument)');
+  }
+  if (watch !== null && watch.trim() === '') throw new UsageError('--watch needs a folder');
+  if (flags.has('--once') && command !== 'watch')
+    throw new UsageError('--once is an option of watch');
+  const text = values.get('--interval');
+  if (text !== undefined && command !== 'watch' && watch === null) {
+    throw new UsageError('--interval is an option of watch and serve --watch');
+  }
+  let interval = 2;
+  if (text !== undefined) {
+    interval = Number(text);
+    if (!/^(\d+\.?\d*|\.\d+)$/.test(text) || !(interval >= 0.01 && interval <= 3600)) {
+      throw new UsageError(`--interval expects seconds from 0.01 to 3600, got '${text}'`);
+    }
+  }
+  return { once: flags.has('--once'), interval, watch };
 }
 
 /** A whole number from `text`, at least `least`, else a UsageError naming `option`. */
@@ -465,6 +509,9 @@ Usage
                                        torchrun ...) and dump each rank's snapshots into --out, at
                                        steps, at exit and at an out-of-memory error; then replay or
                                        tune that folder
+  allot-lab watch DIR [options]        follow the folder a running job writes its snapshots to: a row per
+                                       rank as its files land (what it holds, its peaks, the job's advice
+                                       so far), and the post-mortem the moment a rank runs out of memory
   allot-lab list                       allocators and workloads
   allot-lab help                       this text
 
@@ -477,7 +524,7 @@ Options
                      ranges get 4 x peak live bytes and pools an unlimited source, so nothing fails
   --config CONF      replay: one more caching row with this PYTORCH_CUDA_ALLOC_CONF (repeatable);
                      a PyTorch snapshot always gets a row with its own recorded settings too
-  --memory SIZE      the GPU's total memory (replay, tune). PyTorch's cudaMalloc fails beyond it.
+  --memory SIZE      the GPU's total memory (replay, tune, watch). PyTorch's cudaMalloc fails beyond it.
                      tune without it: the trace's figure if it records one, else 80GiB, stated
   --fraction F       the per-process memory fraction (torch.cuda.set_per_process_memory_fraction),
                      in (0, 1]: pools may reserve at most F x memory, and garbage_collection_threshold
@@ -518,6 +565,12 @@ Options
   --max-entries N    record: allocator events kept per device, the newest (default 100000)
   --stacks WHICH     record: the stacks kept with each event: python (default), all (with C++
                      frames) or none
+  --watch DIR        serve: follow DIR as watch does, for the page and for Prometheus:
+                     /watch/updates (Server-Sent Events), /watch/state (JSON), /metrics
+  --once             watch: read the snapshots the folder holds, then exit (for scripts)
+  --interval S       watch, serve --watch: seconds between two looks at the folder (default 2); it is
+                     polled, as fs.watch is not told of files other machines write to a network file
+                     system
   --debug            on a failure, print its stack trace too
   -V, --version      print the version
   -h, --help         this text

@@ -7,14 +7,19 @@
  * web page elsewhere cannot read the files through a name of its own that points here.
  *
  * The app is the web app's build: `dist/web` beside the CLI in the published package (copied there
- * when the package is packed), else `apps/web/dist` in the repository.
+ * when the package is packed), else `apps/web/dist` in the repository. With `--watch DIR` it also
+ * follows a running job's folder (watch/served-watch.ts: `/watch/updates`, `/watch/state`,
+ * `/metrics`), and serves those even where the app is not built.
  */
 import { createReadStream, existsSync, statSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { basename, extname, join, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { reportFailure } from './failure';
 import { UsageError } from './options';
+import { type ServedWatch, type ServeWatchOptions, serveWatch } from './watch/served-watch';
+import { watchedFolder } from './watch/watch-loop';
 
 const TYPES: Readonly<Record<string, string>> = {
   '.html': 'text/html; charset=utf-8',
@@ -59,6 +64,11 @@ export interface ServeOptions {
   readonly app?: string;
   /** @defaultValue process.cwd() */
   readonly cwd?: string;
+  /**
+   * A folder to follow as `allot-lab watch` does (`--watch DIR`, relative to `cwd`), for
+   * `/watch/state`, `/watch/updates` and `/metrics` (watch/served-watch.ts).
+   */
+  readonly watch?: Omit<ServeWatchOptions, 'folder'> & { readonly folder: string };
 }
 
 /** A running server of the app. */
@@ -66,6 +76,8 @@ export interface ServedApp {
   /** The page, with the files named in it. */
   readonly url: string;
   readonly server: Server;
+  /** The folder followed, with `watch`. */
+  readonly watched?: ServedWatch;
   close(): Promise<void>;
 }
 
@@ -103,17 +115,24 @@ function stream(response: ServerResponse, path: string, type: string, head: bool
 /** Serves the app and the files (see the module comment); resolves once it listens. */
 export async function serveApp(options: ServeOptions): Promise<ServedApp> {
   const app = options.app ?? appFolder();
-  if (app === null) {
+  // Without the app, a server that follows a folder still serves its updates and its gauges.
+  if (app === null && options.watch === undefined) {
     throw new UsageError(
       'the web app is not built: run `pnpm build` in the repository (it builds apps/web)',
     );
   }
   const files = servedFiles(options.files, options.cwd ?? process.cwd());
+  const watchOptions = options.watch;
+  const folder =
+    watchOptions === undefined
+      ? null
+      : watchedFolder(watchOptions.folder, options.cwd ?? process.cwd());
   const host = options.host ?? '127.0.0.1';
   // Listening on every address (--host 0.0.0.0) is asking to be reached by any name.
   const everywhere = host === '0.0.0.0' || host === '::';
   const names = new Set<string>();
   let port = 0;
+  let watched: ServedWatch | undefined;
   const handle = (request: IncomingMessage, response: ServerResponse) => {
     response.setHeader('cache-control', 'no-store');
     response.setHeader('x-content-type-options', 'nosniff');
@@ -131,6 +150,12 @@ export async function serveApp(options: ServeOptions): Promise<ServedApp> {
     } catch {
       return send(response, 400, 'bad path');
     }
+    try {
+      if (watched?.answer(path, request, response, head) === true) return;
+    } catch (error) {
+      // A bug answering: said on the one request, the server goes on.
+      return send(response, 500, `internal error, a bug in allot-lab: ${(error as Error).message}`);
+    }
     const file = /^\/files\/(\d+)\/([^/]+)$/.exec(path);
     if (file) {
       const served = files[Number(file[1])];
@@ -138,6 +163,7 @@ export async function serveApp(options: ServeOptions): Promise<ServedApp> {
         return send(response, 404, 'no such file');
       return stream(response, served, 'application/octet-stream', head);
     }
+    if (app === null) return send(response, 404, 'not found: the web app is not built');
     const target = resolve(app, `.${path === '/' ? '/index.html' : path}`);
     if (!target.startsWith(resolve(app) + sep) || !existsSync(target) || !statSync(target).isFile())
       return send(response, 404, 'not found');
@@ -155,6 +181,7 @@ export async function serveApp(options: ServeOptions): Promise<ServedApp> {
     server.listen(options.port ?? 0, host, () => done());
   });
   port = (server.address() as AddressInfo).port;
+  watched = folder === null ? undefined : serveWatch({ ...watchOptions!, folder });
   for (const name of [host, 'localhost', '127.0.0.1', '::1']) names.add(authority(name, port));
   const query = files
     .map((path, i) => `file=${encodeURIComponent(`files/${i}/${basename(path)}`)}`)
@@ -162,42 +189,83 @@ export async function serveApp(options: ServeOptions): Promise<ServedApp> {
   return {
     url: `http://${authority(everywhere ? '127.0.0.1' : host, port)}/${query === '' ? '' : `?${query}`}`,
     server,
-    close: () =>
-      new Promise<void>((done) => {
+    ...(watched !== undefined ? { watched } : {}),
+    close: async () => {
+      await watched?.close();
+      await new Promise<void>((done) => {
         server.closeAllConnections();
         server.close(() => done());
-      }),
+      });
+    },
   };
 }
 
 /** `allot-lab serve`: serves until interrupted, then returns 0. */
 export async function serveCommand(
-  options: { readonly files: readonly string[]; readonly host: string; readonly port: number },
-  io: { readonly stdout: NodeJS.WritableStream; readonly cwd?: string },
+  options: {
+    readonly files: readonly string[];
+    readonly host: string;
+    readonly port: number;
+    readonly watch: string | null;
+    readonly interval: number;
+    readonly memory: number | null;
+    readonly fraction: number | null;
+  },
+  io: {
+    readonly stdout: NodeJS.WritableStream;
+    readonly stderr: NodeJS.WritableStream;
+    readonly cwd?: string;
+    readonly signal?: AbortSignal;
+  },
 ): Promise<number> {
+  let failed: unknown = null;
+  let finish = () => {};
+  const finished = new Promise<void>((done) => {
+    finish = done;
+  });
   const served = await serveApp({
     files: options.files,
     host: options.host,
     port: options.port,
     ...(io.cwd !== undefined ? { cwd: io.cwd } : {}),
+    ...(options.watch !== null
+      ? {
+          watch: {
+            folder: options.watch,
+            interval: options.interval,
+            memory: options.memory,
+            fraction: options.fraction,
+            onError: (error) => {
+              failed = error;
+              finish();
+            },
+          },
+        }
+      : {}),
   });
   const opened =
     options.files.length === 0
       ? 'drop snapshots on the page'
       : `the page opens ${options.files.length === 1 ? 'the file' : `the ${options.files.length} files`}`;
+  const origin = served.url.replace(/\/\?.*$|\/$/, '');
+  const watching =
+    options.watch === null
+      ? ''
+      : `  following ${options.watch} (polled every ${options.interval} s): ${origin}/watch/updates (Server-Sent Events), ` +
+        `${origin}/watch/state (JSON), ${origin}/metrics (Prometheus)\n`;
   io.stdout.write(
     `allot-lab: the lab in the browser at ${served.url}\n` +
-      `  ${opened}; they are read and replayed in the browser, nothing is uploaded. Ctrl-C stops.\n`,
+      `  ${opened}; they are read and replayed in the browser, nothing is uploaded. Ctrl-C stops.\n` +
+      watching,
   );
-  await new Promise<void>((done) => {
-    const stop = () => {
-      process.off('SIGINT', stop);
-      process.off('SIGTERM', stop);
-      done();
-    };
-    process.on('SIGINT', stop);
-    process.on('SIGTERM', stop);
-  });
+  process.on('SIGINT', finish);
+  process.on('SIGTERM', finish);
+  io.signal?.addEventListener('abort', finish);
+  if (io.signal?.aborted === true) finish();
+  await finished;
+  process.off('SIGINT', finish);
+  process.off('SIGTERM', finish);
+  io.signal?.removeEventListener('abort', finish);
   await served.close();
-  return 0;
+  return failed === null ? 0 : reportFailure(failed, io.stderr, false);
 }

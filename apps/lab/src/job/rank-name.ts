@@ -5,8 +5,12 @@
  * ```
  *  allot-lab    rankR_stepN.pickle, rankR_stepN_exit.pickle, rankR_stepN_oom.pickle (`record`)
  *  torchtitan   iteration_N[_exit]/rankR_memory_snapshot.pickle, step_N/RRRRRR_step_N.pickle
- *  Megatron     snapshot_R.pickle, NAME_rank-R.pickle, NAME_oom_rank-R.pickle (an OOM snapshot)
- *  otherwise    rankR anywhere in the name
+ *  Megatron     snapshot_R.pickle, NAME_rank-R.pickle, NAME_oom_rank-R.pickle (an OOM snapshot,
+ *               Megatron-Bridge and NeMo), oom_rank-R_NAME.pickle (Megatron-LM's OOM snapshot)
+ *  verl         stepN/TAG_rankR_pidP.pickle (stepsA-B/ for a window of steps, N = B),
+ *               oom_TIME/torch_memory_oom_rankR_pidP.pickle (its OOM observer's)
+ *  lmms-engine  snapshot_REASON_rankR.pickle, snapshot_oom_observer_rankR_pidP_TIME.pickle
+ *  otherwise    rankR anywhere in the name; a step from `step_N` or `stepN` in the name
  * ```
  */
 
@@ -15,6 +19,8 @@ export type RankNaming =
   | 'allot-lab'
   | 'torchtitan'
   | 'megatron'
+  | 'verl'
+  | 'lmms-engine'
   | 'rank in the name'
   | 'sorted order';
 
@@ -33,20 +39,36 @@ export interface Named {
   readonly naming: RankNaming | null;
 }
 
+/** Step and OOM mark from a path's folders: the nearest folder naming a step wins. */
+function folderStep(folders: readonly string[]): { step: number | null; oom: boolean } {
+  let step: number | null = null;
+  let oom = false;
+  for (const folder of folders) {
+    const match =
+      /^(?:iteration|step)_?(\d+)(_exit)?$/.exec(folder) ?? /^steps\d+-(\d+)$/.exec(folder);
+    if (match) {
+      step = Number(match[1]);
+      oom = match[2] !== undefined;
+    } else if (/^oom[_-]/i.test(folder)) {
+      oom = true;
+    }
+  }
+  return { step, oom };
+}
+
+/** Whether a name marks an out-of-memory snapshot: `oom` as a word of it (`_oom_`, `oom_observer`). */
+function oomInName(name: string): boolean {
+  return /(?:^|[_.-])oom(?:[_.-]|$)/i.test(name);
+}
+
 /** Rank, step and OOM mark from a file's path (its name, and the nearest folder naming a step). */
 export function nameOf(path: string): Named {
   const parts = path.split(/[\\/]/);
   const name = parts.at(-1) ?? '';
   const folders = parts.slice(0, -1);
-  let step: number | null = null;
-  let oom = false;
-  for (const folder of folders) {
-    const match = /^(?:iteration|step)_(\d+)(_exit)?$/.exec(folder);
-    if (match) {
-      step = Number(match[1]);
-      oom = match[2] !== undefined;
-    }
-  }
+  const fromFolders = folderStep(folders);
+  const step = fromFolders.step ?? stepInName(name);
+  let oom = fromFolders.oom;
   let match = /^rank(\d+)_step(\d+)(?:_(exit|oom))?\.(?:pickle|pkl)(?:\.gz)?$/.exec(name);
   if (match) {
     return {
@@ -60,11 +82,22 @@ export function nameOf(path: string): Named {
   if (match) return { rank: Number(match[1]), step: Number(match[2]), oom, naming: 'torchtitan' };
   match = /^rank(\d+)_memory_snapshot\./.exec(name);
   if (match) return { rank: Number(match[1]), step, oom, naming: 'torchtitan' };
-  match = /_oom_rank-(\d+)\./.exec(name);
+  match = /_oom_rank-(\d+)\./.exec(name) ?? /^oom_rank-(\d+)_/.exec(name);
   if (match) return { rank: Number(match[1]), step, oom: true, naming: 'megatron' };
   match = /_rank-(\d+)\./.exec(name) ?? /^snapshot_(\d+)\./.exec(name);
   if (match) return { rank: Number(match[1]), step, oom, naming: 'megatron' };
+  oom ||= oomInName(name);
+  match = /^snapshot_.+_rank(\d+)(?:_pid\d+_\d+)?\.(?:pickle|pkl)/.exec(name);
+  if (match) return { rank: Number(match[1]), step, oom, naming: 'lmms-engine' };
+  match = /_rank(\d+)_pid\d+\.(?:pickle|pkl)/.exec(name);
+  if (match) return { rank: Number(match[1]), step, oom, naming: 'verl' };
   match = /rank[-_]?(\d+)/i.exec(name);
   if (match) return { rank: Number(match[1]), step, oom, naming: 'rank in the name' };
   return { rank: null, step, oom, naming: null };
+}
+
+/** A step the name states (`_step_N`, `stepN`), or null. */
+function stepInName(name: string): number | null {
+  const match = /(?:^|_)step_?(\d+)(?=[_.])/.exec(name);
+  return match ? Number(match[1]) : null;
 }
