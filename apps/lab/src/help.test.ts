@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { ROW_NAMES } from './analysis/registry';
+import { HELP } from './help-text';
 import { lab } from './lab';
-import { EXIT_OK, HELP } from './options';
+import { EXIT_OK } from './options';
 import { Capture } from './test-capture';
 import { WORKLOAD_IDS } from './workloads';
 

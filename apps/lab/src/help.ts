@@ -10,8 +10,8 @@
  */
 
 import { ALL_ROWS, ROWS } from './analysis/registry';
+import { HELP } from './help-text';
 import type { Command } from './options';
-import { HELP } from './options';
 import { builtInWorkloads } from './workloads';
 
 /** The options each command takes, in the order of the whole help. */

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ROW_NAMES } from './analysis/registry';
-import { HELP, parseArguments, UsageError } from './options';
+import { HELP } from './help-text';
+import { parseArguments, UsageError } from './options';
 import { formatBytes, parseSize } from './units';
 
 function usageError(argv: string[]): string {

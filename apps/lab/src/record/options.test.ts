@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { helpText } from '../help';
-import { HELP, parseArguments, UsageError } from '../options';
+import { HELP } from '../help-text';
+import { parseArguments, UsageError } from '../options';
 import { RECORD_ENV, recordEnvironment } from './settings';
 
 function usageError(argv: string[]): string {

@@ -16,8 +16,9 @@
  */
 import type { AllocatorSettings } from '@allot/caching';
 import { NOT_LIVE, Replayer, type Trace } from '@allot/workloads';
-import { type DeviceModel, type PoolInstance, poolInstance } from '../pool-instance';
-import { beginReplay, type SegmentDecisions } from '../row-instance';
+import type { DeviceModel } from '../analysis/device';
+import { type PoolInstance, poolInstance } from '../analysis/pool-instance';
+import { beginReplay, type SegmentDecisions } from '../analysis/row-instance';
 
 /** The device address each block of a piece had, as recorded (NaN where unknown). */
 export type RecordedAddresses = Float64Array;

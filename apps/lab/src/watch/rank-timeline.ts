@@ -19,9 +19,9 @@
  */
 import { parseAllocConf } from '@allot/caching';
 import { EventKind, type Trace } from '@allot/workloads';
+import { type DeviceModel, UNLIMITED_DEVICE } from '../analysis/device';
+import type { SettingFigures } from '../job/advice';
 import { canonicalConf } from '../job/candidates';
-import type { SettingFigures } from '../job/rank';
-import { type DeviceModel, UNLIMITED_DEVICE } from '../pool-instance';
 import { ContinuedPool, type RecordedAddresses } from './continued-pool';
 import { ACTION, chunkTrace, type Dump, type DumpEntries, sameEntry } from './dump-entries';
 

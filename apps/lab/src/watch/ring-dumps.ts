@@ -28,8 +28,8 @@ import { closeSync, mkdirSync, openSync, renameSync, writeSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { parseAllocConf, roundSize } from '@allot/caching';
 import { Random, type Trace, torchSnapshotChunks, type UnpickledValue } from '@allot/workloads';
-import { UNLIMITED_DEVICE } from '../pool-instance';
-import { BLOCK_FIELDS, type PoolState, PoolStepper } from '../pool-state';
+import { UNLIMITED_DEVICE } from '../analysis/device';
+import { BLOCK_FIELDS, type PoolState, PoolStepper } from '../analysis/pool-stepper';
 import { ACTION, type Dump, plainEntry } from './dump-entries';
 import { readDump } from './read-dump';
 

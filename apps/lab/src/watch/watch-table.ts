@@ -9,8 +9,8 @@
  * ```
  */
 import type { JobAdvice } from '../job/advice';
-import { postMortemReport } from '../post-mortem-text';
-import { recordedOomLines } from '../tables';
+import { postMortemReport } from '../report/post-mortem-text';
+import { recordedOomLines } from '../report/tables';
 import { formatBytes, formatPercent } from '../units';
 import type { RankRow, TrendPoint, WatchUpdate } from './watched-job';
 

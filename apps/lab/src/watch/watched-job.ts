@@ -17,13 +17,14 @@
  */
 import { parseAllocConf } from '@allot/caching';
 import type { Trace } from '@allot/workloads';
+import { replayDevice, searchDevice } from '../analysis/device';
+import type { OomFigures } from '../analysis/post-mortem';
+import { runPool, segmentCalls } from '../analysis/tune';
+import type { SettingFigures } from '../job/advice';
 import { adviseJob, type JobAdvice } from '../job/advice';
 import { jobCandidates } from '../job/candidates';
-import { failureOf, type SettingFigures } from '../job/rank';
+import { failureOf } from '../job/rank';
 import { tracePostMortem } from '../oom-command';
-import { recordedDevice } from '../oom-probes';
-import type { OomFigures } from '../post-mortem';
-import { deviceOf, runPool, segmentCalls } from '../tune';
 import type { Dump } from './dump-entries';
 import { type DumpStats, dumpStats } from './dump-stats';
 import { type Joined, RankTimeline } from './rank-timeline';
@@ -222,7 +223,7 @@ export class WatchedJob {
       ...(this.device.fraction !== null ? { fraction: this.device.fraction } : {}),
     };
     return {
-      timeline: new RankTimeline(this.candidates, deviceOf(dump.trace, stated).device),
+      timeline: new RankTimeline(this.candidates, searchDevice(dump.trace, stated).device),
       device: dump.device,
       file: '',
       step: null,
@@ -243,8 +244,8 @@ export class WatchedJob {
     const stated = this.device.memory !== null ? this.device : undefined;
     await breathe();
     const figures = tracePostMortem(trace, stated);
-    const wall = recordedDevice(trace, stated);
-    if (wall !== undefined && wall.memory !== null) {
+    const wall = replayDevice(trace, stated);
+    if (wall.memory !== null) {
       const atWall: SettingFigures[] = [];
       for (const config of this.candidates) {
         await breathe();
