@@ -70,7 +70,8 @@ Options
                      manages: CUDA, and HIP on ROCm)
   --jobs N           a job: ranks read and replayed at once, one worker thread each (default: the
                      machine's cores)
-  --step N           a job: the snapshots of step N (default: the newest step the folder holds)
+  --step N           a job: the snapshots of step N (default: the newest step the folder holds;
+                     of record's names, each rank's newest)
   --shard I/N        a job: only the I-th of N equal shares of the ranks (I from 0), for one machine
                      of many; allot-lab merge joins their --json outputs
   --force            tune a job whose ranks were recorded with different settings as one

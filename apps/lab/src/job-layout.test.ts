@@ -5,9 +5,9 @@ import { DEFAULT_SETTINGS, formatAllocConf, parseAllocConf } from '@allot/cachin
 import { describe, expect, it } from 'vitest';
 import { adviseJob } from './job/advice';
 import { jobCandidates } from './job/candidates';
-import { rankList } from './job/format';
 import { expandGlob, namePattern } from './job/glob';
 import { findRanks, isJob, nameOf, shardOf } from './job/layout';
+import { rankList } from './job/rank-name';
 import { UsageError } from './options';
 
 function tempDir(): string {
@@ -169,7 +169,7 @@ describe('a job: rank and step from the names frameworks give', () => {
     );
   });
 
-  it("reads a rank's exit snapshot rather than its snapshot of the same step (allot-lab record)", () => {
+  it("reads each rank's newest snapshot of allot-lab record's names: its exit one, or its OOM one if it died", () => {
     const root = tempDir();
     touch(
       root,
@@ -178,15 +178,58 @@ describe('a job: rank and step from the names frameworks give', () => {
       'out/rank0_step6_exit.pickle',
       'out/rank1_step6.pickle',
       'out/rank1_step6_oom.pickle',
+      'out/rank1_step6_exit.pickle',
+      'out/rank2_step4.pickle',
+      'out/rank2_step5_oom.pickle',
+      'out/rank3_step2_oom.pickle',
+      'out/rank3_step6.pickle',
     );
     const job = findRanks(['out'], root, null);
     expect(job.ranks.map((r) => r.file)).toEqual([
       'out/rank0_step6_exit.pickle',
-      'out/rank1_step6.pickle',
+      'out/rank1_step6_oom.pickle',
+      'out/rank2_step5_oom.pickle',
+      // A rank that ran out of memory and went on: its newest snapshot.
+      'out/rank3_step6.pickle',
     ]);
+    expect(job.ranks.map((r) => r.oom)).toEqual([false, true, true, false]);
+    expect(job).toMatchObject({ naming: 'allot-lab', step: null, steps: [2, 4, 5, 6] });
+    expect(job.notes).toEqual([
+      "each rank's newest snapshot, its steps counted by its own process (--step N reads step N of every rank): " +
+        'ranks 0, 3 at step 6; rank 1 at step 6, its out-of-memory snapshot: it died; ' +
+        'rank 2 at step 5, its out-of-memory snapshot: it died',
+    ]);
+    // --step N reads that step of every rank, as for any other names.
     expect(findRanks(['out'], root, 4).ranks.map((r) => r.file)).toEqual([
       'out/rank0_step4.pickle',
+      'out/rank2_step4.pickle',
     ]);
+    expect(findRanks(['out'], root, 6).ranks.map((r) => r.file)).toEqual([
+      'out/rank0_step6_exit.pickle',
+      'out/rank1_step6_exit.pickle',
+      'out/rank3_step6.pickle',
+    ]);
+    // Every rank at one step, none dead: that step, and nothing to say.
+    const even = tempDir();
+    touch(even, 'out/rank0_step3.pickle', 'out/rank1_step3_exit.pickle');
+    expect(findRanks(['out'], even, null)).toMatchObject({ step: 3, notes: [] });
+  });
+
+  it("keeps the job's newest step for torchtitan's folders: a rank that died a step earlier is left out", () => {
+    const root = tempDir();
+    touch(
+      root,
+      'memory_snapshot/iteration_8/rank0_memory_snapshot.pickle',
+      'memory_snapshot/iteration_8/rank1_memory_snapshot.pickle',
+      'memory_snapshot/iteration_6_exit/rank1_memory_snapshot.pickle',
+      'memory_snapshot/iteration_10/rank0_memory_snapshot.pickle',
+    );
+    const job = findRanks(['memory_snapshot'], root, null);
+    expect(job.ranks.map((r) => r.file)).toEqual([
+      'memory_snapshot/iteration_10/rank0_memory_snapshot.pickle',
+    ]);
+    expect(job).toMatchObject({ naming: 'torchtitan', step: 10 });
+    expect(job.notes).toEqual(['step 10, the newest of steps 6, 8, 10 (--step N reads another)']);
   });
 
   it('says what it looked for in a folder with no traces, and when a glob matches nothing', () => {

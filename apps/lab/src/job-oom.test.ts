@@ -2,7 +2,8 @@
  * A job whose ranks died: two ranks whose recordings end in an out-of-memory error of a different
  * cause (fragmentation, avoided by expandable segments or a small max_split_size_mb; an oversize
  * block split, avoided by max_split_size_mb only) and one that did not. The job names the ranks that
- * died, and its one setting serves both failed requests.
+ * died, and its one setting serves both failed requests. In a folder `allot-lab record` wrote, a
+ * rank that died a step before the others is read from its out-of-memory snapshot.
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -69,5 +70,27 @@ describe('a job whose ranks ran out of memory', () => {
       expect(row.failures).toBe(0);
       expect(row.recordedOomsFailed).toBe(0);
     }
+  });
+
+  it("reads a record folder's rank that died a step before the others from its OOM snapshot", async () => {
+    const record = join(root, 'record');
+    mkdirSync(record);
+    const lived = new Recording().segment(0, 20).alloc(0, 20).free(0, 20).snapshot();
+    writeFileSync(join(record, 'rank0_step2.pickle'), lived);
+    writeFileSync(join(record, 'rank0_step4_exit.pickle'), lived);
+    writeFileSync(join(record, 'rank1_step2.pickle'), lived);
+    writeFileSync(join(record, 'rank1_step3_oom.pickle'), fragmentation().snapshot());
+    const text = await run('replay', 'record');
+    expect(text.stdout).toMatch(/^Job: 2 ranks \(numbered by allot-lab\); 2 replayed, 0 failed\n/);
+    expect(text.stdout).toContain(
+      "  each rank's newest snapshot, its steps counted by its own process (--step N reads step N of every rank): " +
+        'rank 0 at step 4; rank 1 at step 3, its out-of-memory snapshot: it died\n',
+    );
+    expect(text.stdout).toMatch(/Ranks that ran out of memory: 1 /);
+    const json = JSON.parse((await run('replay', 'record', '--json')).stdout) as JobResults;
+    expect(json.ranks.map((rank) => [rank.rank, rank.file, rank.oom?.event ?? null])).toEqual([
+      [0, join('record', 'rank0_step4_exit.pickle'), null],
+      [1, join('record', 'rank1_step3_oom.pickle'), 11],
+    ]);
   });
 });

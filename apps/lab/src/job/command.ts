@@ -25,10 +25,11 @@ import {
 import { progressReporter } from '../progress';
 import { formatCount } from '../units';
 import { jobCandidates } from './candidates';
-import { formatJobReplay, formatJobTune, rankList } from './format';
+import { formatJobReplay, formatJobTune } from './format';
 import { findRanks, shardOf } from './layout';
 import { runRanks } from './pool';
 import type { RankResult, RankTask } from './rank';
+import { rankList } from './rank-name';
 import { writeJobReport } from './report';
 import { type FailedRank, type JobFrame, type JobResults, jobResults, rankOf } from './results';
 

@@ -4,20 +4,8 @@
  */
 import { formatColumns } from '../report/tables';
 import { formatBytes, formatCount, formatPercent, formatRatio } from '../units';
+import { rankList } from './rank-name';
 import { FLAG_ERROR, FLAG_MATCH, type JobRank, type JobResults } from './results';
-
-/** `0–3, 7, 9–10`: a list of ranks, runs shortened. */
-export function rankList(ranks: readonly number[]): string {
-  const sorted = [...ranks].sort((a, b) => a - b);
-  const parts: string[] = [];
-  for (let i = 0; i < sorted.length; ) {
-    let j = i;
-    while (j + 1 < sorted.length && sorted[j + 1] === sorted[j]! + 1) j++;
-    parts.push(j === i ? `${sorted[i]}` : `${sorted[i]}–${sorted[j]}`);
-    i = j + 1;
-  }
-  return parts.join(', ');
-}
 
 function signed(fraction: number): string {
   return `${fraction >= 0 ? '+' : '−'}${formatPercent(Math.abs(fraction))}`;

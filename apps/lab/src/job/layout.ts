@@ -1,6 +1,8 @@
 /**
  * A job's input: the snapshot of each rank, found in a folder, a glob or a list of files, with its
- * rank number read from the name the framework gave it, and one step chosen among several.
+ * rank number read from the name the framework gave it, and one step chosen among several: the
+ * newest of the job (or --step N) where the framework counts steps for the whole job, each rank's
+ * newest where `record` counted them per process.
  *
  * ```
  *  DIR | GLOB | FILE... ─► trace files ─► rank and step from each name ─► one step (newest, or --step)
@@ -10,6 +12,10 @@
  *                                        Megatron     snapshot_R.pickle, NAME_rank-R.pickle,
  *                                                     NAME_oom_rank-R.pickle (an OOM snapshot)
  *                                        otherwise    rankR anywhere in the name, else sorted order
+ *
+ *  which step   allot-lab, no --step: each rank's newest snapshot (of one step: _oom, then _exit)
+ *               otherwise, or --step N: the newest step of the job (or N); its regular snapshots over
+ *               its OOM ones; of a rank's snapshot and its exit one at a step, the exit one
  * ```
  *
  * When is an input a job? A folder or a glob always is. Several files are one for `tune` (which
@@ -20,7 +26,7 @@ import { existsSync, readdirSync, statSync } from 'node:fs';
 import { isAbsolute, relative, resolve } from 'node:path';
 import { UsageError } from '../options';
 import { expandGlob, isGlob } from './glob';
-import { isTraceName, nameOf, type RankNaming } from './rank-name';
+import { isTraceName, type Named, nameOf, type RankNaming, rankList } from './rank-name';
 
 export { nameOf, type RankNaming } from './rank-name';
 
@@ -40,7 +46,10 @@ export interface RankFile {
 export interface JobInput {
   readonly ranks: readonly RankFile[];
   readonly naming: RankNaming;
-  /** The step read, or null when the names state none. */
+  /**
+   * The step read, or null when the names state none, or when each rank was read at its own newest
+   * step and those differ (`record`'s names; the notes say which).
+   */
   readonly step: number | null;
   /** Every step the input holds, ascending. */
   readonly steps: readonly number[];
@@ -135,45 +144,24 @@ function expand(files: readonly string[], cwd: string): string[] {
   return found;
 }
 
+/** A trace file found, with what its name says. */
+type Found = Named & { readonly path: string };
+
 /** The ranks of the job `files` name (see the module comment). @throws UsageError */
 export function findRanks(
   files: readonly string[],
   cwd: string,
   wantedStep: number | null,
 ): JobInput {
-  const all = [...new Set(expand(files, cwd))].map((path) => ({ path, ...nameOf(path) }));
+  const all: Found[] = [...new Set(expand(files, cwd))].map((path) => ({ path, ...nameOf(path) }));
   const steps = [...new Set(all.map((file) => file.step).filter((step) => step !== null))].sort(
     (a, b) => a - b,
   );
   const notes: string[] = [];
-  let step: number | null = null;
-  if (wantedStep !== null) {
-    if (!steps.includes(wantedStep)) {
-      throw new UsageError(
-        `--step ${wantedStep}: ${files.join(', ')} holds no snapshots of that step ` +
-          `(${steps.length > 0 ? `it holds steps ${steps.join(', ')}` : 'its names state no step'})`,
-      );
-    }
-    step = wantedStep;
-  } else if (steps.length > 0) {
-    step = steps.at(-1)!;
-    if (steps.length > 1) {
-      notes.push(`step ${step}, the newest of steps ${steps.join(', ')} (--step N reads another)`);
-    }
-  }
-  let chosen = step === null ? all : all.filter((file) => file.step === step);
-  const unstepped = all.filter((file) => file.step === null).length;
-  if (step !== null && unstepped > 0) {
-    notes.push(`${unstepped} files whose path states no step left out`);
-  }
-  const regular = chosen.filter((file) => !file.oom);
-  if (regular.length > 0 && regular.length < chosen.length) {
-    notes.push(
-      `${chosen.length - regular.length} out-of-memory snapshots left out (name them alone to read them)`,
-    );
-    chosen = regular;
-  }
-  chosen = exitOverStep(chosen);
+  const { chosen, step } =
+    wantedStep === null && all.length > 0 && all.every((file) => file.naming === 'allot-lab')
+      ? newestOfEachRank(all, steps, notes)
+      : oneStep(all, steps, wantedStep, files, notes);
   const named = chosen.every((file) => file.rank !== null);
   let naming: RankNaming = 'sorted order';
   let ranks: RankFile[];
@@ -210,6 +198,96 @@ export function findRanks(
     }
   }
   return { ranks, naming, step, steps, notes };
+}
+
+/** The files to read and their step: one step of every rank (the newest, or --step N). */
+function oneStep(
+  all: readonly Found[],
+  steps: readonly number[],
+  wantedStep: number | null,
+  files: readonly string[],
+  notes: string[],
+): { chosen: Found[]; step: number | null } {
+  let step: number | null = null;
+  if (wantedStep !== null) {
+    if (!steps.includes(wantedStep)) {
+      throw new UsageError(
+        `--step ${wantedStep}: ${files.join(', ')} holds no snapshots of that step ` +
+          `(${steps.length > 0 ? `it holds steps ${steps.join(', ')}` : 'its names state no step'})`,
+      );
+    }
+    step = wantedStep;
+  } else if (steps.length > 0) {
+    step = steps.at(-1)!;
+    if (steps.length > 1) {
+      notes.push(`step ${step}, the newest of steps ${steps.join(', ')} (--step N reads another)`);
+    }
+  }
+  let chosen = step === null ? [...all] : all.filter((file) => file.step === step);
+  const unstepped = all.filter((file) => file.step === null).length;
+  if (step !== null && unstepped > 0) {
+    notes.push(`${unstepped} files whose path states no step left out`);
+  }
+  const regular = chosen.filter((file) => !file.oom);
+  if (regular.length > 0 && regular.length < chosen.length) {
+    notes.push(
+      `${chosen.length - regular.length} out-of-memory snapshots left out (name them alone to read them)`,
+    );
+    chosen = regular;
+  }
+  return { chosen: exitOverStep(chosen), step };
+}
+
+/** Of one rank's snapshots at one step, which is read: its OOM one (it died), its exit one, the step's. */
+function weight(file: Found): number {
+  return file.oom ? 2 : EXIT_NAME.test(file.path) ? 1 : 0;
+}
+
+/**
+ * `record` counts steps per process, so a rank that died, or lagged, ends at another step than the
+ * others: each rank's newest snapshot is read (of one step, its out-of-memory one, then its exit
+ * one), and a note says which step each rank was read at. The step is the ranks' one, or null when
+ * they differ.
+ */
+function newestOfEachRank(
+  all: readonly Found[],
+  steps: readonly number[],
+  notes: string[],
+): { chosen: Found[]; step: number | null } {
+  const newest = new Map<number, Found>();
+  for (const file of all) {
+    const held = newest.get(file.rank!);
+    if (
+      held === undefined ||
+      file.step! > held.step! ||
+      (file.step === held.step && weight(file) > weight(held))
+    ) {
+      newest.set(file.rank!, file);
+    }
+  }
+  const chosen = [...newest.values()];
+  if (steps.length > 1 || chosen.some((file) => file.oom)) {
+    // Newest step first; at one step, the ranks read as usual, then those that died.
+    const groups = new Map<string, Found[]>();
+    for (const file of [...chosen].sort((x, y) => y.step! - x.step! || x.rank! - y.rank!)) {
+      const key = `${file.step}${file.oom ? ' oom' : ''}`;
+      groups.set(key, [...(groups.get(key) ?? []), file]);
+    }
+    const said = [...groups.values()].map((ranks) => {
+      const one = ranks.length === 1;
+      const died = !ranks[0]!.oom
+        ? ''
+        : one
+          ? ', its out-of-memory snapshot: it died'
+          : ', their out-of-memory snapshots: they died';
+      return `rank${one ? '' : 's'} ${rankList(ranks.map((file) => file.rank!))} at step ${ranks[0]!.step}${died}`;
+    });
+    notes.push(
+      `each rank's newest snapshot, its steps counted by its own process (--step N reads step N of every rank): ${said.join('; ')}`,
+    );
+  }
+  const first = chosen[0]?.step ?? null;
+  return { chosen, step: chosen.every((file) => file.step === first) ? first : null };
 }
 
 /** `record`'s exit snapshot of a rank (`rankR_stepN_exit.pickle`). */

@@ -1,6 +1,7 @@
 /**
  * A rank's number, step and out-of-memory mark from the name a framework gave its snapshot
- * (layout.ts finds the files; this reads their names, in Node.js or in a browser).
+ * (layout.ts finds the files; this reads their names, in Node.js or in a browser), and a list of
+ * ranks as the output writes it.
  *
  * ```
  *  allot-lab    rankR_stepN.pickle, rankR_stepN_exit.pickle, rankR_stepN_oom.pickle (`record`)
@@ -100,4 +101,17 @@ export function nameOf(path: string): Named {
 function stepInName(name: string): number | null {
   const match = /(?:^|_)step_?(\d+)(?=[_.])/.exec(name);
   return match ? Number(match[1]) : null;
+}
+
+/** `0–3, 7, 9–10`: a list of ranks, runs shortened. */
+export function rankList(ranks: readonly number[]): string {
+  const sorted = [...ranks].sort((a, b) => a - b);
+  const parts: string[] = [];
+  for (let i = 0; i < sorted.length; ) {
+    let j = i;
+    while (j + 1 < sorted.length && sorted[j + 1] === sorted[j]! + 1) j++;
+    parts.push(j === i ? `${sorted[i]}` : `${sorted[i]}–${sorted[j]}`);
+    i = j + 1;
+  }
+  return parts.join(', ');
 }
