@@ -3,6 +3,7 @@
  * (Server-Sent Events), the job's state as JSON, and `/metrics`, which `promtool check metrics`
  * passes (when Debian's `prometheus` package is installed; else that check says it was skipped).
  * The job is a generated one of two ranks from ../shared/traces (skipped, saying so, without it).
+ * The state is the live page's data (ui/live-data.ts): a point per dump with its update's figures.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
@@ -13,8 +14,10 @@ import { join } from 'node:path';
 import { findTracesDir } from '@allot/workloads/node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ServedApp, serveApp } from '../serve';
+import type { LiveState } from '../ui/live-data';
 import { ringJob } from './ring-dumps';
 import { jobFolder, until } from './test-watch';
+import { adviceLine } from './watch-table';
 
 const traces = findTracesDir();
 const TRAIN = traces === null ? null : join(traces, 'pytorch-h100', 'train-default.pickle.gz');
@@ -118,7 +121,22 @@ if (TRAIN === null) {
       ]);
       const last = stream.events.at(-1)!;
       expect(last.event).toBe('state');
-      expect((last.data.ranks as unknown[]).length).toBe(2);
+      const live = last.data as unknown as LiveState;
+      expect(live.ranks).toHaveLength(2);
+      // The page's data: a point per dump, each with the figures its update gave, and the advice
+      // in the words watch prints.
+      for (const rank of live.ranks) {
+        const own = updates.filter((u) => u.rank === rank.rank);
+        expect(rank.trend.map((point) => point.file)).toEqual(own.map((u) => u.file));
+        expect(rank.trend.map((point) => [point.reservedBytes, point.allocatedBytes])).toEqual(
+          own.map((u) => [u.reservedBytes, u.allocatedBytes]),
+        );
+        expect(rank.trend.map((point) => point.advisedPeakReservedBytes)).toEqual(
+          own.map((u) => (u.advice as { peakReservedBytes: number }).peakReservedBytes),
+        );
+      }
+      expect(live.adviceText).toBe(adviceLine(live.advice));
+      expect(live.adviceText).toMatch(/^advice so far: /);
 
       const state = await fetchText(served, '/watch/state');
       expect(state.type).toBe('application/json; charset=utf-8');

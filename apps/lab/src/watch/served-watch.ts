@@ -3,8 +3,9 @@
  * and what a page (or Prometheus) reads of it on the same loopback server:
  *
  * ```
- *  GET /watch/state    the job now, as JSON: a row per rank (its figures and trend), the advice,
- *                      the post-mortems, the files skipped
+ *  GET /watch/state    the job now, as JSON (the live page's data, ui/live-data.ts): a row per
+ *                      rank (its figures, and a point per dump), the advice, the post-mortems,
+ *                      the files skipped
  *  GET /watch/updates  Server-Sent Events: `state` at once, then per file that lands an `update`
  *                      for each of its updates (the objects `watch --json` prints) and a `state`;
  *                      a comment every 15 s keeps proxies from closing it
@@ -12,9 +13,10 @@
  * ```
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { LiveState } from '../ui/live-data';
 import { METRICS_CONTENT_TYPE, metricsText } from './metrics';
 import { Stop, watchFolder } from './watch-loop';
-import { updateJson } from './watch-table';
+import { adviceLine, noticeLines, updateJson } from './watch-table';
 import { type WatchDevice, WatchedJob, type WatchUpdate } from './watched-job';
 
 /** How often an idle event stream gets a comment, in ms. */
@@ -38,13 +40,23 @@ export interface ServedWatch {
   close(): Promise<void>;
 }
 
-/** The job now, as `/watch/state` gives it. */
-export function watchState(job: WatchedJob, folder: string): unknown {
+/**
+ * The job now, as `/watch/state` gives it: the live page's data (ui/live-data.ts), with the advice
+ * and each post-mortem also in the words `allot-lab watch` prints.
+ */
+export function watchState(job: WatchedJob, folder: string): LiveState {
   return {
     folder,
     ranks: job.rows(),
     advice: job.advice,
-    ooms: [...job.ooms.values()].map(updateJson),
+    adviceText: adviceLine(job.advice),
+    ooms: [...job.ooms.values()].map((update) => ({
+      rank: update.rank,
+      file: update.file,
+      step: update.step,
+      oom: update.oom,
+      lines: noticeLines(update),
+    })),
     skipped: job.skipped,
   };
 }

@@ -120,8 +120,12 @@ describe("a rank's trend", () => {
   it('draws each recent peak as a bar and says where the last went', () => {
     const point = (peak: number | null) => ({
       step: 1,
+      file: 'rank0_step1.pickle',
       recordedPeakBytes: peak,
       peakReservedBytes: 0,
+      reservedBytes: 0,
+      allocatedBytes: 0,
+      advisedPeakReservedBytes: null,
     });
     expect(trendText([])).toBe('–');
     expect(trendText([point(4)])).toBe('█');

@@ -40,13 +40,20 @@ export interface FoundDump {
   readonly oom: boolean;
 }
 
-/** One point of a rank's trend: a dump's step and the peaks then. */
+/** One point of a rank's trend: a dump's step, the memory then, and the peaks so far. */
 export interface TrendPoint {
   readonly step: number | null;
+  /** The dump, relative to the folder watched. */
+  readonly file: string;
   /** PyTorch's peak reserved bytes within the entries this dump added, or null for none. */
   readonly recordedPeakBytes: number | null;
   /** The replay of the recorded settings, over the timeline so far. */
   readonly peakReservedBytes: number;
+  /** `reserved_bytes.all.current` and `allocated_bytes.all.current` at the dump. */
+  readonly reservedBytes: number;
+  readonly allocatedBytes: number;
+  /** The timeline so far under the job's advice once this dump was taken in, or null before one. */
+  readonly advisedPeakReservedBytes: number | null;
 }
 
 /** A rank's row: its latest dump, its timeline's figures. */
@@ -181,14 +188,17 @@ export class WatchedJob {
       rank.diedAt = { file: found.file, step: found.step };
       updates.push(await this.postMortem(found, dump.trace, rank));
     }
-    const figures = rank.timeline.figures();
+    this.latestAdvice = this.advise();
     rank.trend.push({
       step: found.step,
+      file: found.file,
       recordedPeakBytes: joined.recordedPeakBytes,
-      peakReservedBytes: figures[0]!.peakReservedBytes,
+      peakReservedBytes: rank.timeline.figures()[0]!.peakReservedBytes,
+      reservedBytes: rank.stats.reserved_bytes.all,
+      allocatedBytes: rank.stats.allocated_bytes.all,
+      advisedPeakReservedBytes: this.advisedPeak(rank),
     });
     if (rank.trend.length > TREND_POINTS) rank.trend.shift();
-    this.latestAdvice = this.advise();
     updates.unshift({
       type: 'rank',
       row: this.rowOf(found.rank, rank),
@@ -295,9 +305,14 @@ export class WatchedJob {
     return adviseJob(this.candidates, ranks);
   }
 
+  /** A rank's peak reserved bytes under the job's advice so far, or null before one. */
+  private advisedPeak(state: RankState): number | null {
+    const advice = this.latestAdvice;
+    return advice === null ? null : this.candidateFigures(state)[advice.index]!.peakReservedBytes;
+  }
+
   private rowOf(rank: number, state: RankState): RankRow {
     const figures = state.timeline.figures();
-    const advice = this.latestAdvice;
     return {
       rank,
       device: state.device,
@@ -307,8 +322,7 @@ export class WatchedJob {
       stats: state.stats,
       recordedPeakReservedBytes: state.timeline.recordedPeakReservedBytes,
       peakReservedBytes: figures[0]!.peakReservedBytes,
-      advisedPeakReservedBytes:
-        advice === null ? null : this.candidateFigures(state)[advice.index]!.peakReservedBytes,
+      advisedPeakReservedBytes: this.advisedPeak(state),
       recordedConf: state.timeline.recordedConf,
       entries: state.timeline.entries,
       ooms: state.timeline.ooms,
