@@ -1,6 +1,6 @@
 /**
  * `@allot/lab/ui`: the report's client modules for a page that draws the report itself (the web
- * app), and the one formatter of figures.
+ * app), the live page of a running job (`serve --watch`), and the one formatter of figures.
  */
 export {
   formatBytes,
@@ -13,6 +13,8 @@ export {
   settingName,
 } from '../units';
 export { byId, h } from './dom';
+export type * from './live-data';
+export { type LiveConnection, LivePage } from './live-page';
 export { type RenderOptions, renderSections } from './render-sections';
 export type * from './report-data';
 export { type RowBrief, type TraceBrief, traceBrief } from './what-if-figures';
