@@ -6,8 +6,8 @@
  *  src/worker.ts ─► esbuild (IIFE, everything bundled) ─► text ─┐
  *  src/main.ts ───► esbuild (IIFE), the worker's text inside ◄──┘ ─► dist/app.js
  *  src/index.html (+ the content security policy) ─► dist/index.html
- *  src/style.css, then the report's (the lab's dist/client/report-client.css: uPlot's and the
- *  lab's) ─► dist/app.css
+ *  src/style.css and src/live.css, then the report's (the lab's dist/client/report-client.css:
+ *  uPlot's and the lab's) ─► dist/app.css
  * ```
  *
  * The worker travels inside app.js and starts from a blob: a page opened from file:// may not load
@@ -82,7 +82,7 @@ const lab = dirname(createRequire(import.meta.url).resolve('@allot/lab/package.j
 const reportStyle = join(lab, 'dist', 'client', 'report-client.css');
 writeFileSync(
   join(out, 'app.css'),
-  [join(here, 'src', 'style.css'), reportStyle]
+  [join(here, 'src', 'style.css'), join(here, 'src', 'live.css'), reportStyle]
     .map((file) => readFileSync(file, 'utf8'))
     .join('\n'),
 );

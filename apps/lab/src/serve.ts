@@ -9,7 +9,8 @@
  * The app is the web app's build: `dist/web` beside the CLI in the published package (copied there
  * when the package is packed), else `apps/web/dist` in the repository. With `--watch DIR` it also
  * follows a running job's folder (watch/served-watch.ts: `/watch/updates`, `/watch/state`,
- * `/metrics`), and serves those even where the app is not built.
+ * `/metrics`), and serves those even where the app is not built; the URL it prints then opens
+ * the app's live page of that job (`?watch`).
  */
 import { createReadStream, existsSync, statSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -183,9 +184,11 @@ export async function serveApp(options: ServeOptions): Promise<ServedApp> {
   port = (server.address() as AddressInfo).port;
   watched = folder === null ? undefined : serveWatch({ ...watchOptions!, folder });
   for (const name of [host, 'localhost', '127.0.0.1', '::1']) names.add(authority(name, port));
-  const query = files
-    .map((path, i) => `file=${encodeURIComponent(`files/${i}/${basename(path)}`)}`)
-    .join('&');
+  // `watch`: the page shows the job the server follows (the web app's live page).
+  const query = [
+    ...(watched !== undefined ? ['watch'] : []),
+    ...files.map((path, i) => `file=${encodeURIComponent(`files/${i}/${basename(path)}`)}`),
+  ].join('&');
   return {
     url: `http://${authority(everywhere ? '127.0.0.1' : host, port)}/${query === '' ? '' : `?${query}`}`,
     server,
@@ -247,6 +250,10 @@ export async function serveCommand(
     options.files.length === 0
       ? 'drop snapshots on the page'
       : `the page opens ${options.files.length === 1 ? 'the file' : `the ${options.files.length} files`}`;
+  const shown =
+    options.watch === null
+      ? `${opened}; they are read and replayed in the browser, nothing is uploaded`
+      : `the page shows the job in ${options.watch} as its snapshots land: this server reads them, nothing is uploaded`;
   const origin = served.url.replace(/\/\?.*$|\/$/, '');
   const watching =
     options.watch === null
@@ -255,7 +262,7 @@ export async function serveCommand(
         `${origin}/watch/state (JSON), ${origin}/metrics (Prometheus)\n`;
   io.stdout.write(
     `allot-lab: the lab in the browser at ${served.url}\n` +
-      `  ${opened}; they are read and replayed in the browser, nothing is uploaded. Ctrl-C stops.\n` +
+      `  ${shown}. Ctrl-C stops.\n` +
       watching,
   );
   process.on('SIGINT', finish);

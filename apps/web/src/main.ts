@@ -11,6 +11,7 @@ import { CompareView } from './compare-view';
 import { ControlsView } from './controls-view';
 import { FilesView } from './files-view';
 import { JobView, ranksOf } from './job-view';
+import { followJob, isLivePage } from './live-view';
 import { PeaksView } from './peaks-view';
 import type {
   FileSource,
@@ -287,4 +288,6 @@ for (const path of new URLSearchParams(location.search).getAll('file')) {
     null,
   );
 }
+// Served by `allot-lab serve --watch DIR`: the job it follows, live.
+if (isLivePage()) followJob(byId('watch'));
 document.body.dataset.ready = 'true';
