@@ -13,6 +13,7 @@ export {
   settingName,
 } from '../units';
 export { byId, h } from './dom';
+export { LiveStateError, liveState } from './live-check';
 export type * from './live-data';
 export { type LiveConnection, LivePage } from './live-page';
 export { type RenderOptions, renderSections } from './render-sections';

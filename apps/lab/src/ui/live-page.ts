@@ -14,8 +14,9 @@
  *            ─► a post-mortem per rank that died (live-post-mortem.ts), drawn once, as it lands
  * ```
  *
- * What follows the server (the web app's live-view.ts) hands each state to `show`, and says how
- * its connection stands with `connection`. Rows, charts and post-mortems carry data attributes
+ * What follows the server (the web app's live-view.ts) hands each state to `show`, once checked
+ * (live-check.ts), or why it could not be read to `refuse`, and says how its connection stands
+ * with `connection`. Rows, charts and post-mortems carry data attributes
  * (`data-rank`, `data-file`, `data-points`) that say what they show.
  */
 import { formatBytes, formatCount } from '../units';
@@ -117,6 +118,12 @@ export class LivePage {
       'allot-lab record -- CMD writes every rank’s snapshots as the job runs; torchtitan’s memory_snapshot folders and the OOM dumps of verl, NeMo, Megatron and lmms-engine are read too.',
     ),
   );
+  private readonly problem = h('p', {
+    class: 'watch-problem',
+    role: 'alert',
+    'data-testid': 'watch-problem',
+    hidden: '',
+  });
   private readonly advice = h('p', { class: 'watch-advice', 'data-testid': 'watch-advice' });
   private readonly body = h('tbody', {});
   private readonly table = h(
@@ -151,6 +158,7 @@ export class LivePage {
     root.replaceChildren(
       this.heading,
       this.status,
+      this.problem,
       this.empty,
       this.advice,
       this.table,
@@ -182,9 +190,19 @@ export class LivePage {
     this.describe();
   }
 
-  /** Draws `state`, in place. */
+  /**
+   * Says that an update could not be read (live-check.ts says why); the page keeps what it showed
+   * until the next state it can draw.
+   */
+  refuse(why: string): void {
+    this.problem.textContent = `An update from allot-lab serve could not be read: ${why}. The page keeps what it showed.`;
+    this.problem.hidden = false;
+  }
+
+  /** Draws `state` (checked by live-check.ts), in place. */
   show(state: LiveState): void {
     this.state = state;
+    this.problem.hidden = true;
     this.heading.textContent = `The job in ${state.folder}`;
     this.empty.hidden = state.ranks.length > 0 || state.skipped.length > 0;
     this.advice.hidden = state.advice === null;

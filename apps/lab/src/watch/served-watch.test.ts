@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { findTracesDir } from '@allot/workloads/node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ServedApp, serveApp } from '../serve';
+import { liveState } from '../ui/live-check';
 import type { LiveState } from '../ui/live-data';
 import { ringJob } from './ring-dumps';
 import { jobFolder, until } from './test-watch';
@@ -141,6 +142,7 @@ if (TRAIN === null) {
       const state = await fetchText(served, '/watch/state');
       expect(state.type).toBe('application/json; charset=utf-8');
       expect(JSON.parse(state.body)).toEqual(last.data);
+      expect(() => liveState(JSON.parse(state.body))).not.toThrow();
 
       const metrics = await fetchText(served, '/metrics');
       expect(metrics.status).toBe(200);
