@@ -7,11 +7,12 @@
  * first `state` after it answers again replaces it.
  *
  * ```
- *  EventSource('/watch/updates') ─► state ─► LivePage.show (@allot/lab/ui)
+ *  EventSource('/watch/updates') ─► state ─► liveState (checked) ─► LivePage.show (@allot/lab/ui)
+ *                                                 └─ not a state ─► LivePage.refuse: said, nothing drawn
  *        └─ error ─► close ─► LivePage.connection('lost', s) ─► a new EventSource after s seconds
  * ```
  */
-import { h, LivePage, type LiveState } from '@allot/lab/ui';
+import { h, LivePage, type LiveState, liveState } from '@allot/lab/ui';
 
 /** The first wait before trying the server again, and the longest, in ms. */
 const FIRST_RETRY_MS = 1000;
@@ -58,7 +59,14 @@ export function followJob(root: HTMLElement): void {
       page.connection('open');
     });
     source.addEventListener('state', (event) => {
-      page.show(JSON.parse((event as MessageEvent<string>).data) as LiveState);
+      let state: LiveState;
+      try {
+        state = liveState(JSON.parse((event as MessageEvent<string>).data));
+      } catch (error) {
+        page.refuse(error instanceof Error ? error.message : String(error));
+        return;
+      }
+      page.show(state);
       page.connection('open');
     });
     source.addEventListener('error', () => {

@@ -14,7 +14,8 @@
  *
  * Then the advice reads as `allot-lab watch DIR --once` prints it, and each rank's replayed peak is
  * its figure; the page fits 390 px; the server, stopped and started again on its port, is found
- * again without a reload. Every request is recorded: none leaves 127.0.0.1 (others are blocked
+ * again without a reload, and an update that is no state is refused whole, saying why, the page
+ * as it was. Every request is recorded: none leaves 127.0.0.1 (others are blocked
  * and counted), and the console stays clean, the server's outage included. `/metrics` passes
  * `promtool check metrics`. Skipped, with a message, without Chromium or
  * the shared recordings; `ALLOT_SCREENSHOTS=DIR` keeps a screenshot of the page at 1280 px there.
@@ -24,7 +25,7 @@ import { existsSync, mkdtempSync, renameSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { promisify } from 'node:util';
-import { formatBytes } from '@allot/lab/ui';
+import { formatBytes, type LiveState } from '@allot/lab/ui';
 import { findTracesDir } from '@allot/workloads/node';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -76,7 +77,7 @@ function stop(child: ChildProcess): Promise<void> {
 function pageView(page: Page) {
   return page.evaluate(() => {
     const rows = [
-      ...document.querySelectorAll<HTMLElement>('[data-testid="watch-ranks"] tbody tr'),
+      ...document.querySelectorAll<HTMLTableRowElement>('[data-testid="watch-ranks"] tbody tr'),
     ];
     const charts = [...document.querySelectorAll<HTMLElement>('.watch-chart .chart')];
     const deaths = [...document.querySelectorAll<HTMLElement>('[data-testid="watch-post-mortem"]')];
@@ -314,6 +315,31 @@ describe.skipIf(!hasChromium || traces === null)('the live page of serve --watch
     expect(back.deaths.map((death) => death.rank)).toEqual([3]);
     expect(back.advice).toBe(lost.advice);
   }, 300_000);
+
+  it('refuses an update it cannot read, whole, says so, and keeps what it showed', async () => {
+    const good = await (await fetch(`${origin}/watch/state`)).text();
+    const other = await context.newPage();
+    other.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
+    await other.route(`${origin}/watch/updates`, (route) =>
+      route.fulfill({
+        status: 200,
+        contentType: 'text/event-stream',
+        body: `event: state\ndata: ${good}\n\nevent: state\ndata: {"folder":"/x","adviceText":"","ranks":{}}\n\n`,
+      }),
+    );
+    await other.goto(server.url);
+    const problem = other.locator('[data-testid="watch-problem"]');
+    await problem.waitFor();
+    expect(await problem.textContent()).toBe(
+      'An update from allot-lab serve could not be read: ranks is not a list. The page keeps what it showed.',
+    );
+    const view = await pageView(other);
+    expect(view.rows.map((row) => row.file)).toEqual(
+      (JSON.parse(good) as LiveState).ranks.map((rank) => rank.file),
+    );
+    expect(view.deaths).toHaveLength(1);
+    await other.close();
+  });
 
   it('makes no request beyond 127.0.0.1, logs nothing, and serves /metrics that promtool passes', async () => {
     expect(blocked).toEqual([]);
