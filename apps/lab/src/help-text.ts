@@ -83,8 +83,9 @@ Options
   --max-entries N    record: allocator events kept per device, the newest (default 100000)
   --stacks WHICH     record: the stacks kept with each event: python (default), all (with C++
                      frames) or none
-  --watch DIR        serve: follow DIR as watch does, for the page and for Prometheus:
-                     /watch/updates (Server-Sent Events), /watch/state (JSON), /metrics
+  --watch DIR        serve: follow DIR as watch does, for the page and for Prometheus: the URL
+                     printed opens the job's live page; /watch/updates (Server-Sent Events),
+                     /watch/state (JSON), /metrics
   --once             watch: read the snapshots the folder holds, then exit (for scripts)
   --interval S       watch, serve --watch: seconds between two looks at the folder (default 2); it is
                      polled, as fs.watch is not told of files other machines write to a network file
