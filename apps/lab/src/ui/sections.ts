@@ -7,6 +7,7 @@ import type { Diagnosis } from '../analysis/explain';
 import { formatBytes, formatCount, formatPercent, formatSeconds } from '../units';
 import { h, lines } from './dom';
 import type { ExplainData, ReportData, WorkloadData } from './report-data';
+import { stackTreeView } from './stack-tree-view';
 
 /** Wide content (tables) scrolls inside the page instead of widening it. */
 function scrolling(table: HTMLTableElement): HTMLDivElement {
@@ -291,6 +292,23 @@ function peakSections(explain: ExplainData): HTMLElement[] {
           table({ class: 'peak-table' }, ['live bytes', 'share', 'blocks', 'source line'], holders),
         ]
       : []),
+    ...(peak.stacks ? stacksSection(peak.stacks, explain.timeline.frameTexts) : []),
+  ];
+}
+
+/** The live blocks at the peak as a call tree, beside the flat list. */
+function stacksSection(
+  stacks: NonNullable<ExplainData['peak']['stacks']>,
+  frameTexts: readonly string[],
+): HTMLElement[] {
+  return [
+    h('h3', {}, 'At the peak: who holds the memory, by call stack'),
+    h(
+      'p',
+      { class: 'small muted' },
+      `Every live block's stack, merged from the outermost frame in: each frame with the live bytes whose stacks pass through it, their share and their blocks. Click a frame or use the arrow keys to open and close it; search for a function or a file. Call paths under ${formatBytes(stacks.minBytes)} are summed.`,
+    ),
+    stackTreeView(stacks, frameTexts, { label: 'live memory at the peak by call stack' }),
   ];
 }
 
