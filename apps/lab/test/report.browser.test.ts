@@ -235,6 +235,13 @@ describe.skipIf(!hasChromium)('the HTML report in headless Chromium', () => {
       expect(figures.legend).toContain('caching-expandable reserved');
       // The built-in workloads have no times: an active-memory timeline each, on events.
       expect(figures.timelines).toHaveLength(2);
+      // The preface speaks of the rows the report has, the ranges by name.
+      const preface = (await tab.evaluate(
+        `document.querySelector('h1 ~ p.small:not(.muted)').textContent`,
+      )) as string;
+      expect(preface).toMatch(/high-water mark for the ranges \(best-fit, buddy: /);
+      expect(preface).toMatch(/caching pools/);
+      expect(preface).not.toMatch(/good fit|slab/);
       await tab.close();
     }
   });

@@ -13,6 +13,8 @@ export {
   settingName,
 } from '../units';
 export { byId, h } from './dom';
-export { type RenderOptions, renderSections } from './render-sections';
+export { clearSections, type RenderOptions, renderSections } from './render-sections';
 export type * from './report-data';
+export { keepSettingNamesWhole } from './setting-names';
+export { type StackTreeViewOptions, stackTreeView } from './stack-tree-view';
 export { type RowBrief, type TraceBrief, traceBrief } from './what-if-figures';

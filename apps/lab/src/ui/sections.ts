@@ -69,13 +69,37 @@ export function axisToggle(): HTMLElement {
   );
 }
 
-/** What the figures mean, and what the caching-tuned row is. */
-export function introduction(tuned: ReportData['tuned']): HTMLElement[] {
+/**
+ * What the figures mean, for the rows the page shows (a page of caching pools only, as the web
+ * app's, says nothing of ranges), and what the caching-tuned row is.
+ */
+export function introduction(
+  tuned: ReportData['tuned'],
+  workloads: readonly WorkloadData[] = [],
+): HTMLElement[] {
+  const rows = workloads.flatMap((workload) => workload.rows);
+  const ranges = [
+    ...new Set(rows.filter((row) => row.kind === 'range').map((row) => row.allocator)),
+  ];
+  const pools = rows.length === 0 || rows.some((row) => row.kind === 'pool');
+  const reserved = [
+    ...(ranges.length > 0
+      ? [
+          `the high-water mark for the ranges (${ranges.join(', ')}: the capacity a range must offer)`,
+        ]
+      : []),
+    ...(pools
+      ? ["the bytes held from the memory source for the caching pools, PyTorch's reserved bytes"]
+      : []),
+  ];
   return [
     h(
       'p',
       { class: 'small' },
-      "Peak reserved is the high-water mark for ranges (first, best and good fit, buddy, slab + best fit: the capacity a range must offer) and the bytes held from the memory source for the caching pools. Ratio = peak reserved / peak live. External fragmentation = 1 − largest free block / total free bytes, at the event of peak live bytes. Segments (caching pools): the segments allocated in the recording's window, PyTorch's cudaMalloc calls (+n grown: an expandable segment mapped further), as PyTorch's own row counts them; the segments of a recording's starting state, which the caching rows restore before the first event, are not counted there; the layouts at the peak show them too.",
+      `Peak reserved is ${reserved.join(' and ')}. Ratio = peak reserved / peak live. External fragmentation = 1 − largest free block / total free bytes, at the event of peak live bytes.` +
+        (pools
+          ? " Segments (caching pools): the segments allocated in the recording's window, PyTorch's cudaMalloc calls (+n grown: an expandable segment mapped further), as PyTorch's own row counts them; the segments of a recording's starting state, which the caching rows restore before the first event, are not counted there; the layouts at the peak show them too."
+          : ''),
     ),
     ...(tuned
       ? [

@@ -29,6 +29,10 @@ const OPEN_SHARE = 0.5;
 export interface StackTreeViewOptions {
   /** The tree's accessible name. */
   readonly label: string;
+  /** A search to begin with (a tree drawn again, for another moment, keeps the user's). */
+  readonly query?: string;
+  /** Told of each search typed. */
+  readonly onQuery?: (query: string) => void;
 }
 
 /** The tree's columns with each node's callees. */
@@ -110,7 +114,7 @@ function filterOf(nodes: Nodes, query: string): Filter {
 export function stackTreeView(
   tree: StackTreeData,
   frameTexts: readonly string[],
-  { label }: StackTreeViewOptions,
+  { label, query = '', onQuery }: StackTreeViewOptions,
 ): HTMLElement {
   const nodes = nodesOf(tree, frameTexts);
   const list = h('ul', { role: 'tree', class: 'stack-tree', 'aria-label': label });
@@ -295,19 +299,24 @@ export function stackTreeView(
     }
     event.preventDefault();
   });
-  search.addEventListener('input', () => {
-    const query = search.value.trim().toLowerCase();
-    filter = query === '' ? null : filterOf(nodes, query);
+  const find = () => {
+    const text = search.value.trim().toLowerCase();
+    filter = text === '' ? null : filterOf(nodes, text);
     draw();
+  };
+  search.addEventListener('input', () => {
+    onQuery?.(search.value);
+    find();
   });
-  draw();
+  search.value = query;
+  find();
   return h(
     'div',
     { class: 'stack-tree-view' },
     h(
       'p',
       { class: 'small stack-total' },
-      `${formatBytes(tree.bytes)} live in ${formatCount(tree.blocks)} blocks. `,
+      `${formatBytes(tree.bytes)} live in ${formatCount(tree.blocks)} ${tree.blocks === 1 ? 'block' : 'blocks'}. `,
       search,
     ),
     found,
