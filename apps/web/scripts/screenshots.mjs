@@ -8,10 +8,9 @@
  *
  * Usage: node apps/web/scripts/screenshots.mjs FILE [--out DIR]   (default: apps/lab/docs)
  */
-import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { chromium } from 'playwright-core';
+import { servedApp } from './served-app.mjs';
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
@@ -23,18 +22,7 @@ if (!file) {
   process.exit(2);
 }
 const out = values.out ?? join(import.meta.dirname, '..', '..', 'lab', 'docs');
-const cli = join(import.meta.dirname, '..', '..', 'lab', 'bin', 'allot-lab.js');
-const server = spawn(process.execPath, [cli, 'serve'], { stdio: ['ignore', 'pipe', 'inherit'] });
-const url = await new Promise((resolve) => {
-  server.stdout.on('data', (chunk) => {
-    const found = /http:\S+/.exec(String(chunk));
-    if (found) resolve(found[0]);
-  });
-});
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-  args: ['--headless', '--no-sandbox', '--disable-gpu'],
-});
+const { url, browser, close } = await servedApp();
 try {
   for (const [width, height, name, clip] of [
     [1280, 860, 'web-1280.png', null],
@@ -59,6 +47,5 @@ try {
     await page.close();
   }
 } finally {
-  await browser.close();
-  server.kill();
+  await close();
 }

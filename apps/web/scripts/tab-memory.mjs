@@ -12,11 +12,9 @@
  *
  * Usage: node apps/web/scripts/tab-memory.mjs FILE [--timeout SECONDS] [--json]
  */
-import { spawn } from 'node:child_process';
 import { readFileSync, statSync } from 'node:fs';
-import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { chromium } from 'playwright-core';
+import { servedApp } from './served-app.mjs';
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
@@ -41,18 +39,7 @@ function status(pid) {
   }
 }
 
-const cli = join(import.meta.dirname, '..', '..', 'lab', 'bin', 'allot-lab.js');
-const server = spawn(process.execPath, [cli, 'serve'], { stdio: ['ignore', 'pipe', 'inherit'] });
-const url = await new Promise((resolve) => {
-  server.stdout.on('data', (chunk) => {
-    const found = /http:\S+/.exec(String(chunk));
-    if (found) resolve(found[0]);
-  });
-});
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-  args: ['--headless', '--no-sandbox', '--disable-gpu'],
-});
+const { url, browser, close } = await servedApp();
 // This browser's renderer processes, as Chromium lists them (other browsers may run beside it).
 const system = await browser.newBrowserCDPSession();
 const renderers = async () =>
@@ -168,6 +155,5 @@ try {
   if (values.json) console.log(JSON.stringify(result));
 } finally {
   clearInterval(sampler);
-  await browser.close();
-  server.kill();
+  await close();
 }
