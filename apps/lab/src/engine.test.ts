@@ -120,6 +120,26 @@ describe('@allot/lab/engine', () => {
     expect(() => lab.replay({ config: '', memory: null, fraction: 0.5 })).toThrow(/fraction/);
   });
 
+  it('forgets a file taken away: the others keep their order and their figures', async () => {
+    const name = 'snapshot.json';
+    const [trace] = await readTraces(createReadStream(fixture), { name });
+    const [again] = await readTraces(createReadStream(fixture), { name });
+    const lab = new WhatIfLab();
+    lab.add([trace!], 'a.json');
+    lab.add([again!], 'b.json');
+    const both = lab.replay({ config: '', memory: null, fraction: null });
+    lab.remove([trace!]);
+    expect(lab.traces).toEqual([again]);
+    const one = lab.replay({ config: '', memory: null, fraction: null });
+    expect(one.command).toBe('allot-lab replay b.json');
+    expect(one.results.workloads).toHaveLength(1);
+    // What was measured of the one left is kept.
+    expect(one.results.workloads[0]!.rows[0]).toBe(both.results.workloads[1]!.rows[0]);
+    // A trace not kept changes nothing.
+    lab.remove([trace!]);
+    expect(lab.traces).toEqual([again]);
+  });
+
   it.skipIf(trainDefault === null)(
     'gives the recorded row and expandable segments of train-default to the byte',
     async () => {

@@ -28,6 +28,13 @@ export type { LayoutView, RowResult, Series } from './analysis/measure';
 export { type GroupBy, type GrownGroup, grownGroups, peakGroupsOf } from './analysis/peak-groups';
 export { BLOCK_FIELDS, type PoolState, PoolStepper } from './analysis/pool-stepper';
 export {
+  liveBlocksAt,
+  type StackNode,
+  type StackTree,
+  stackTreeAt,
+  stackTreeOf,
+} from './analysis/stack-tree';
+export {
   GARBAGE_COLLECTION_THRESHOLDS,
   MAX_SPLIT_VALUES_MB,
   type PoolRun,

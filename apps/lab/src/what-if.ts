@@ -103,6 +103,20 @@ export class WhatIfLab {
     for (const trace of traces) this.kept.push({ trace, file });
   }
 
+  /**
+   * Forgets `traces` (a file taken away): the others keep their order and what was measured of
+   * them. A trace not kept is ignored.
+   */
+  remove(traces: readonly Trace[]): void {
+    const gone = new Set(traces);
+    for (let k = this.kept.length - 1; k >= 0; k--) {
+      const { trace } = this.kept[k]!;
+      if (!gone.has(trace)) continue;
+      this.kept.splice(k, 1);
+      this.measured.delete(trace);
+    }
+  }
+
   /** The tuner's search on trace `index` (see {@link traces}), for the report's advice. */
   setTuning(index: number, tuning: TuneResult | undefined): void {
     const kept = this.kept[index];

@@ -5,7 +5,7 @@
 import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type BrowserContext, chromium } from 'playwright-core';
+import { type BrowserContext, type BrowserContextOptions, chromium } from 'playwright-core';
 
 export const executablePath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 export const hasChromium = existsSync(executablePath);
@@ -31,12 +31,16 @@ const ARGS = [
   '--disable-sync',
 ];
 
-/** A headless Chromium in a throwaway profile; close it when done. */
-export function launchChromium(): Promise<BrowserContext> {
+/**
+ * A headless Chromium in a throwaway profile, 1280 × 900 px unless `options` say otherwise (a
+ * phone's touch screen, say); close it when done.
+ */
+export function launchChromium(options: BrowserContextOptions = {}): Promise<BrowserContext> {
   return chromium.launchPersistentContext(mkdtempSync(join(tmpdir(), 'chromium-')), {
     executablePath,
     headless: true,
     args: ARGS,
     viewport: { width: 1280, height: 900 },
+    ...options,
   });
 }

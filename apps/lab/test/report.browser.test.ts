@@ -7,13 +7,13 @@
 import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import { pathToFileURL } from 'node:url';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { lab } from '../src/lab';
 import { chromiumOrSkip, launchChromium } from './chromium';
 import { fragmentation } from './oom-recordings';
+import { open, Sink } from './report-tab';
 import { SCORES_BLOCK, snapshotWithFrames } from './snapshot-with-frames';
 
 const hasChromium = chromiumOrSkip('report browser test');
@@ -74,33 +74,6 @@ const FIGURES = `(() => {
     peakRows: [...document.querySelectorAll('table.peak-table tbody tr')].map((r) => r.textContent),
   };
 })()`;
-
-class Sink extends Writable {
-  override _write(_chunk: Buffer, _encoding: string, done: () => void): void {
-    done();
-  }
-}
-
-/** A tab on `page` that collects console problems and requests off the file system. */
-async function open(
-  context: BrowserContext,
-  page: string,
-): Promise<{ tab: Page; problems: string[]; requests: string[] }> {
-  const tab = await context.newPage();
-  const problems: string[] = [];
-  const requests: string[] = [];
-  tab.on('console', (message) => {
-    if (message.type() === 'error' || message.type() === 'warning')
-      problems.push(`${message.type()}: ${message.text()}`);
-  });
-  tab.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
-  tab.on('request', (request) => {
-    if (!request.url().startsWith('file:')) requests.push(request.url());
-  });
-  await tab.goto(pathToFileURL(page).href);
-  await tab.waitForSelector('body[data-rendered="true"]', { timeout: 15_000 });
-  return { tab, problems, requests };
-}
 
 /** Moves the mouse to page coordinates (scrolling them into view) and returns the tooltip's text. */
 async function hoverAt(tab: Page, x: number, y: number): Promise<string> {
@@ -262,6 +235,13 @@ describe.skipIf(!hasChromium)('the HTML report in headless Chromium', () => {
       expect(figures.legend).toContain('caching-expandable reserved');
       // The built-in workloads have no times: an active-memory timeline each, on events.
       expect(figures.timelines).toHaveLength(2);
+      // The preface speaks of the rows the report has, the ranges by name.
+      const preface = (await tab.evaluate(
+        `document.querySelector('h1 ~ p.small:not(.muted)').textContent`,
+      )) as string;
+      expect(preface).toMatch(/high-water mark for the ranges \(best-fit, buddy: /);
+      expect(preface).toMatch(/caching pools/);
+      expect(preface).not.toMatch(/good fit|slab/);
       await tab.close();
     }
   });

@@ -7,27 +7,14 @@
  *
  * Usage: node apps/web/scripts/timing.mjs FILE
  */
-import { spawn } from 'node:child_process';
-import { join } from 'node:path';
-import { chromium } from 'playwright-core';
+import { servedApp } from './served-app.mjs';
 
 const file = process.argv[2];
 if (!file) {
   console.error('usage: node apps/web/scripts/timing.mjs FILE');
   process.exit(2);
 }
-const cli = join(import.meta.dirname, '..', '..', 'lab', 'bin', 'allot-lab.js');
-const server = spawn(process.execPath, [cli, 'serve'], { stdio: ['ignore', 'pipe', 'inherit'] });
-const url = await new Promise((resolve) => {
-  server.stdout.on('data', (chunk) => {
-    const found = /http:\S+/.exec(String(chunk));
-    if (found) resolve(found[0]);
-  });
-});
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-  args: ['--headless', '--no-sandbox', '--disable-gpu'],
-});
+const { url, browser, close } = await servedApp();
 try {
   const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
   await page.goto(url);
@@ -95,6 +82,5 @@ try {
     `longest pause of the page while reading: ${Math.max(...gaps).toFixed(0)} ms between 20 ms timers`,
   );
 } finally {
-  await browser.close();
-  server.kill();
+  await close();
 }

@@ -94,6 +94,13 @@ export class CompareView {
     );
   }
 
+  /** Fewer than two traces are left: nothing to compare. */
+  hide(): void {
+    this.section.hidden = true;
+    this.peaks.replaceChildren();
+    this.grown.replaceChildren();
+  }
+
   failed(message: string): void {
     this.grown.textContent = `The comparison failed: ${message}`;
   }

@@ -1,6 +1,7 @@
 /**
  * The files the page was given: each with how far its reading is (bytes read of its size, entries
- * read), then how many traces it held, or why it could not be read.
+ * read), then how many traces it held, or why it could not be read; once read (or not), a button
+ * takes it away.
  */
 import { byId, formatCount, h } from '@allot/lab/ui';
 import type { OpenedTrace } from './protocol';
@@ -9,6 +10,7 @@ interface Item {
   readonly row: HTMLLIElement;
   readonly bar: HTMLProgressElement;
   readonly text: HTMLSpanElement;
+  readonly remove: HTMLButtonElement;
 }
 
 const MB = 1e6;
@@ -17,19 +19,38 @@ export class FilesView {
   private readonly list = byId<HTMLUListElement>('files');
   private readonly items = new Map<number, Item>();
 
+  /** `onRemove(id)`: the user takes file `id` away (its row is gone already). */
+  constructor(private readonly onRemove: (id: number) => void) {}
+
   /** A file whose reading begins. */
   add(id: number, name: string, size: number | null): void {
     const bar = h('progress', { max: String(size ?? 1), value: '0', 'aria-label': `${name} read` });
     const text = h('span', { class: 'file-status' }, 'waiting for the reader');
+    const remove = h(
+      'button',
+      { type: 'button', class: 'file-remove', 'aria-label': `remove ${name}`, title: 'remove' },
+      '×',
+    );
+    remove.hidden = true;
+    remove.addEventListener('click', () => {
+      this.remove(id);
+      this.onRemove(id);
+    });
     const row = h(
       'li',
       { class: 'file reading', 'data-testid': 'file' },
-      h('span', { class: 'file-name' }, name),
+      h('span', { class: 'file-head' }, h('span', { class: 'file-name' }, name), remove),
       bar,
       text,
     );
     this.list.append(row);
-    this.items.set(id, { row, bar, text });
+    this.items.set(id, { row, bar, text, remove });
+  }
+
+  /** Takes file `id`'s row away. */
+  remove(id: number): void {
+    this.items.get(id)?.row.remove();
+    this.items.delete(id);
   }
 
   progress(id: number, bytesRead: number, totalBytes: number | null, events: number): void {
@@ -50,6 +71,7 @@ export class FilesView {
     const devices = traces.length === 1 ? '' : `${traces.length} devices, `;
     item.text.textContent = `read: ${devices}${formatCount(events)} events`;
     item.bar.hidden = true;
+    item.remove.hidden = false;
   }
 
   failed(id: number, message: string): void {
@@ -58,5 +80,6 @@ export class FilesView {
     item.row.classList.replace('reading', 'failed');
     item.bar.hidden = true;
     item.text.textContent = message;
+    item.remove.hidden = false;
   }
 }

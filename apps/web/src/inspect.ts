@@ -1,7 +1,8 @@
 /**
  * The engine worker's answers about one moment and about two traces: the pool's state at an event
- * (a {@link PoolStepper} kept per trace, so that stepping forward goes on from where it is) and
- * the allocations that grew from one trace's peak to another's. State requests come faster than
+ * (a {@link PoolStepper} kept per trace, so that stepping forward goes on from where it is) with
+ * who holds the memory then by call stack, and the allocations that grew from one trace's peak to
+ * another's. State requests come faster than
  * a replay answers them while a user holds an arrow key: only the latest waiting one is answered.
  */
 import {
@@ -9,9 +10,11 @@ import {
   grownGroups,
   PoolStepper,
   parseAllocConf,
+  stackTreeAt,
   type Trace,
   type WhatIfLab,
 } from '@allot/lab/engine';
+import { stackTreePageData } from '@allot/lab/report';
 import { whatIfOf } from './knobs';
 import type { FromEngine, StateRequest, ToEngine } from './protocol';
 
@@ -39,7 +42,9 @@ export function inspector(
       const whatIf = whatIfOf(knobs, base());
       const device = { memory: whatIf.memory, fraction: whatIf.fraction };
       const state = stepper.stateAt(event, parseAllocConf(whatIf.config), device);
-      post({ type: 'state', seq, trace: index, state });
+      const tree = stackTreeAt(trace, state.event);
+      const stacks = tree === null ? null : stackTreePageData(tree);
+      post({ type: 'state', seq, trace: index, state, stacks });
     } catch (error) {
       post({ type: 'inspect-failed', seq, message: (error as Error).message });
     }

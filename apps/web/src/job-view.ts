@@ -76,6 +76,24 @@ export class JobView {
     this.button.disabled = this.ranks.some((rank) => rank.trace === null);
   }
 
+  /**
+   * File `id`, whose traces were `[first, first + count)`, was taken away: its rank leaves the job
+   * (the job with it, when fewer than two ranks are left), and the traces after it move down.
+   */
+  removed(id: number, first: number, count: number): void {
+    this.ranks = this.ranks.filter((rank) => rank.id !== id);
+    for (const rank of this.ranks) {
+      if (rank.trace !== null && rank.trace >= first + count) rank.trace -= count;
+    }
+    if (this.ranks.length >= 2) {
+      this.button.disabled = this.ranks.some((rank) => rank.trace === null);
+      return;
+    }
+    this.ranks = [];
+    this.seq++;
+    this.section.hidden = true;
+  }
+
   /** A replay's briefs: each rank's peaks, the worst rank and the spread. */
   show(traces: readonly TraceBrief[]): void {
     const read = this.ranks.filter((rank) => rank.trace !== null && traces[rank.trace]);

@@ -1,12 +1,20 @@
 /**
- * The page: takes files (the file input, drops, and files the local server names in the URL),
- * hands them to the engine worker (files whose names give ranks make a job, job-view.ts), shows their progress, and replays every trace under the
- * controls' settings whenever one changes, one replay at a time (a change during a replay waits
- * for it, then the latest is replayed). The tuner worker searches the settings beside it.
+ * The page: takes files (the file input, drops, files the local server names in the URL, and the
+ * sample the worker makes), hands them to the engine worker (files whose names give ranks make a
+ * job, job-view.ts), shows their progress, and replays every trace under the controls' settings
+ * whenever one changes, one replay at a time (a change during a replay waits for it, then the
+ * latest is replayed). The tuner worker searches the settings beside it. A file taken away leaves
+ * the others as they were, searched again.
  */
 import workerSource from 'virtual:worker';
 import { isTraceName } from '@allot/lab/engine';
-import { byId, renderSections, traceBrief } from '@allot/lab/ui';
+import {
+  byId,
+  clearSections,
+  keepSettingNamesWhole,
+  renderSections,
+  traceBrief,
+} from '@allot/lab/ui';
 import { CompareView } from './compare-view';
 import { ControlsView } from './controls-view';
 import { FilesView } from './files-view';
@@ -22,6 +30,8 @@ import type {
   ToEngine,
   ToTuner,
 } from './protocol';
+import { SAMPLE_NAME } from './sample';
+import { StacksView } from './stacks-view';
 import { StateView } from './state-view';
 import { TunerView } from './tuner-view';
 
@@ -38,7 +48,7 @@ const toTuner = (message: ToTuner, transfer: Transferable[] = []) =>
   toTuner({ type: 'engine', port: channel.port2 }, [channel.port2]);
 }
 
-const files = new FilesView();
+const files = new FilesView((id) => toEngine({ type: 'remove', id }));
 const peaks = new PeaksView();
 const traces: OpenedTrace[] = [];
 let knobs: Knobs | null = null;
@@ -69,6 +79,7 @@ function stateAnswered(): void {
   if (next !== null) askState(next.trace, next.event);
 }
 const stateView = new StateView(askState);
+const stacksView = new StacksView();
 const compare = new CompareView();
 /** The seq of the comparison asked of the worker (the first two traces), 0 before. */
 let compareSeq = 0;
@@ -113,7 +124,9 @@ const tunerView = new TunerView((best) => {
 
 function open(source: FileSource, size: number | null): number {
   const id = nextFile++;
-  files.add(id, source.kind === 'file' ? source.file.name : source.name, size);
+  const name =
+    source.kind === 'file' ? source.file.name : source.kind === 'url' ? source.name : SAMPLE_NAME;
+  files.add(id, name, size);
   toEngine({ type: 'open', id, source });
   return id;
 }
@@ -134,6 +147,31 @@ function openAll(given: Iterable<File>, folder: boolean): void {
       names.map((name, i) => ({ name, id: ids[i]! })),
       ranks,
     );
+}
+
+/** The page as it opened, for when the last file is taken away. */
+const emptyReport = [...byId('report').childNodes];
+
+/** File `id`'s traces `[first, first + count)` are gone: every view forgets them. */
+function removed(first: number, count: number, id: number): void {
+  traces.splice(first, count);
+  job.removed(id, first, count);
+  stateView.reset(traces);
+  compareSeq = 0;
+  compare.hide();
+  if (traces.length === 0) {
+    stacksView.clear();
+    for (const section of ['what-if', 'tuner']) byId(section).hidden = true;
+    clearSections(byId('report'));
+    byId('report').replaceChildren(...emptyReport);
+    return;
+  }
+  if (traces.length >= 2) {
+    compareSeq = ++stateSeq;
+    toEngine({ type: 'compare', seq: compareSeq, before: 0, after: 1 });
+  }
+  search();
+  replay();
 }
 
 engine.addEventListener('message', (event: MessageEvent<FromEngine>) => {
@@ -171,6 +209,7 @@ engine.addEventListener('message', (event: MessageEvent<FromEngine>) => {
     }
     case 'replayed': {
       if (message.seq === inFlight) inFlight = 0;
+      if (traces.length === 0) return; // every file was taken away meanwhile
       // One answer for every view: the report, and the figures beside it read from its data.
       const briefs = message.report.workloads.map((w) => traceBrief(w, message.config));
       peaks.show(briefs, message.command, message.milliseconds);
@@ -185,9 +224,16 @@ engine.addEventListener('message', (event: MessageEvent<FromEngine>) => {
       }
       return;
     }
-    case 'state':
+    case 'state': {
       stateAnswered();
       stateView.show(message.trace, message.state);
+      const shown = stateView.current();
+      if (shown?.trace === message.trace && shown.event === message.state.event)
+        stacksView.show(message.state.event, message.stacks);
+      return;
+    }
+    case 'removed':
+      removed(message.first, message.count, message.id);
       return;
     case 'compared':
       compare.showGrown(message.by, message.groups);
@@ -288,6 +334,9 @@ for (const path of new URLSearchParams(location.search).getAll('file')) {
     null,
   );
 }
+byId('sample').addEventListener('click', () => open({ kind: 'sample' }, null));
+// Setting names in the panel break only after , : or = (the report's are kept so by renderSections).
+keepSettingNamesWhole(byId('panel'));
 // Served by `allot-lab serve --watch DIR`: the job it follows, live.
 if (isLivePage()) followJob(byId('watch'));
 document.body.dataset.ready = 'true';

@@ -11,7 +11,7 @@
  * ```
  */
 import type { Advice, GroupBy, GrownGroup, PoolState, Trace, TuneResult } from '@allot/lab/engine';
-import type { ReportData } from '@allot/lab/report';
+import type { ReportData, StackTreeData } from '@allot/lab/report';
 import type { RowBrief } from '@allot/lab/ui';
 
 /** The settings and the device the page's controls state. */
@@ -41,13 +41,22 @@ export interface OpenedTrace {
   readonly deviceMemoryBytes: number | null;
 }
 
-/** Where the bytes of a file come from. */
+/** Where the bytes of a file come from: a file, the local server, or the sample made in the page. */
 export type FileSource =
   | { readonly kind: 'file'; readonly file: File }
-  | { readonly kind: 'url'; readonly url: string; readonly name: string };
+  | { readonly kind: 'url'; readonly url: string; readonly name: string }
+  | { readonly kind: 'sample' };
+
+/** The call tree of the blocks live at an event, its frames indices into `frameTexts`. */
+export interface StateStacks {
+  readonly tree: StackTreeData;
+  readonly frameTexts: readonly string[];
+}
 
 export type ToEngine =
   | { readonly type: 'open'; readonly id: number; readonly source: FileSource }
+  /** Forget file `id`'s traces (the page took the file away). */
+  | { readonly type: 'remove'; readonly id: number }
   | { readonly type: 'replay'; readonly seq: number; readonly knobs: Knobs }
   /** The tuner's search on trace `index`, for the report's advice (null: forget it). */
   | { readonly type: 'tuning'; readonly index: number; readonly result: TuneResult | null }
@@ -87,7 +96,15 @@ export type FromEngine =
       readonly totalBytes: number | null;
       readonly events: number;
     }
+  /** File `id` was read; files are answered in the order they were given, whichever is read first. */
   | { readonly type: 'opened'; readonly id: number; readonly traces: readonly OpenedTrace[] }
+  /** File `id`'s traces, indices `[first, first + count)`, are forgotten; later ones move down. */
+  | {
+      readonly type: 'removed';
+      readonly id: number;
+      readonly first: number;
+      readonly count: number;
+    }
   | { readonly type: 'failed'; readonly id: number; readonly message: string }
   | {
       readonly type: 'replayed';
@@ -105,6 +122,8 @@ export type FromEngine =
       readonly seq: number;
       readonly trace: number;
       readonly state: PoolState;
+      /** Who holds the memory then, by call stack; null when the recording has no stacks. */
+      readonly stacks: StateStacks | null;
     }
   | {
       readonly type: 'compared';
@@ -159,8 +178,10 @@ export type FromTuner =
     }
   | { readonly type: 'tune-failed'; readonly seq: number; readonly message: string };
 
-/** What goes from the engine to the tuner: the traces of each file, as they are read. */
-export interface TracesForTuner {
-  readonly type: 'traces';
-  readonly traces: readonly Trace[];
-}
+/**
+ * What goes from the engine to the tuner: the traces of each file, as they are read, and those of
+ * a file taken away (indices `[first, first + count)`).
+ */
+export type TracesForTuner =
+  | { readonly type: 'traces'; readonly traces: readonly Trace[] }
+  | { readonly type: 'remove'; readonly first: number; readonly count: number };

@@ -109,6 +109,14 @@ export class StateView {
     if (first) this.select(0);
   }
 
+  /** The traces left once a file was taken away: the first of them shown from its start. */
+  reset(traces: readonly OpenedTrace[]): void {
+    this.traces.length = 0;
+    this.pick.replaceChildren();
+    this.section.hidden = true;
+    if (traces.length > 0) this.add(traces);
+  }
+
   /** The trace and event shown, to ask again when the settings change. */
   current(): { trace: number; event: number } | null {
     if (this.traces.length === 0) return null;

@@ -1,10 +1,11 @@
 /**
  * The page's workers: one script, two roles, told apart by the first message.
  *
- * - **engine**: reads each file as a stream (a `File`'s `stream()`, or a fetch body for a file the
- *   local server names) through the lab's reader, with progress, keeps the traces in a
- *   `WhatIfLab`, and answers each what-if with its replay's report, as data. It hands a copy of
- *   each trace, without stack frames, to the tuner.
+ * - **engine**: reads each file as a stream (a `File`'s `stream()`, a fetch body for a file the
+ *   local server names, or the sample it makes) through the lab's reader, with progress, keeps the
+ *   traces in a `WhatIfLab` in the order the files were given (whichever is read first), forgets
+ *   a file taken away, and answers each what-if with its replay's report, as data. It hands a copy
+ *   of each trace, without stack frames, to the tuner.
  * - **tuner**: runs the lab's search of settings on each trace, telling the page of every setting
  *   as it is tried. A newer request (other device figures) ends an older one between traces.
  */
@@ -34,6 +35,7 @@ import type {
   ToTuner,
   TracesForTuner,
 } from './protocol';
+import { SAMPLE_NAME, sampleChunks } from './sample';
 
 interface Scope {
   postMessage(message: unknown): void;
@@ -58,11 +60,16 @@ async function* chunksOf(stream: ReadableStream<Uint8Array>): AsyncGenerator<Uin
   }
 }
 
-async function bytesOf(
-  source: FileSource,
-): Promise<{ name: string; total: number | null; stream: ReadableStream<Uint8Array> }> {
+/** The bytes of `source`: its name, length when known, and chunks. */
+async function bytesOf(source: FileSource): Promise<{
+  name: string;
+  total: number | null;
+  chunks: AsyncIterable<Uint8Array>;
+}> {
+  if (source.kind === 'sample') return { name: SAMPLE_NAME, total: null, chunks: sampleChunks() };
   if (source.kind === 'file') {
-    return { name: source.file.name, total: source.file.size, stream: source.file.stream() };
+    const { file } = source;
+    return { name: file.name, total: file.size, chunks: chunksOf(file.stream()) };
   }
   const response = await fetch(source.url);
   if (!response.ok || response.body === null) {
@@ -72,7 +79,7 @@ async function bytesOf(
   return {
     name: source.name,
     total: Number.isFinite(length) && length > 0 ? length : null,
-    stream: response.body,
+    chunks: chunksOf(response.body),
   };
 }
 
@@ -85,10 +92,15 @@ function engine(): void {
   const inspect = inspector(lab, () => base ?? recordedSettings(null), post);
   let jobSeq = 0;
 
-  async function open(id: number, source: FileSource): Promise<void> {
-    const { name, total, stream } = await bytesOf(source);
+  /** Files being read, in the order given; each joins the lab when those before it have. */
+  const waiting: { id: number; read?: { name: string; traces: Trace[] } | null }[] = [];
+  /** The traces of each file read, by its id. */
+  const files = new Map<number, Trace[]>();
+
+  async function read(id: number, source: FileSource): Promise<{ name: string; traces: Trace[] }> {
+    const { name, total, chunks } = await bytesOf(source);
     let last = 0;
-    const traces = await readTraces(chunksOf(stream), {
+    const traces = await readTraces(chunks, {
       name,
       totalBytes: total,
       onProgress: (progress) => {
@@ -99,7 +111,20 @@ function engine(): void {
         post({ type: 'progress', id, bytesRead, totalBytes, events });
       },
     });
+    return { name, traces };
+  }
+
+  /** The files read at the head of the queue join the lab, in the order they were given. */
+  function land(): void {
+    while (waiting[0]?.read !== undefined) {
+      const { id, read } = waiting.shift()!;
+      if (read) opened(id, read.name, read.traces);
+    }
+  }
+
+  function opened(id: number, name: string, traces: Trace[]): void {
     lab.add(traces, name);
+    files.set(id, traces);
     const opened: OpenedTrace[] = traces.map((trace) => {
       const conf = trace.meta.torchAllocConf;
       const recordedConfig = typeof conf === 'string' ? conf : null;
@@ -115,6 +140,35 @@ function engine(): void {
     post({ type: 'opened', id, traces: opened });
     const copies: TracesForTuner = { type: 'traces', traces: traces.map(withoutFrames) };
     tuner?.postMessage(copies);
+  }
+
+  function open(id: number, source: FileSource): void {
+    const slot: (typeof waiting)[number] = { id };
+    waiting.push(slot);
+    read(id, source).then(
+      (done) => {
+        slot.read = done;
+        land();
+      },
+      (error: unknown) => {
+        // Said at once; the files behind it need not wait for it.
+        post({ type: 'failed', id, message: (error as Error).message });
+        slot.read = null;
+        land();
+      },
+    );
+  }
+
+  function remove(id: number): void {
+    const traces = files.get(id);
+    if (traces === undefined) return;
+    files.delete(id);
+    const first = lab.traces.indexOf(traces[0]!);
+    lab.remove(traces);
+    const count = traces.length;
+    const forget: TracesForTuner = { type: 'remove', first, count };
+    tuner?.postMessage(forget);
+    post({ type: 'removed', id, first, count });
   }
 
   function replay(seq: number, knobs: Knobs): void {
@@ -138,9 +192,10 @@ function engine(): void {
         tuner = message.port;
         return;
       case 'open':
-        open(message.id, message.source).catch((error: unknown) =>
-          post({ type: 'failed', id: message.id, message: (error as Error).message }),
-        );
+        open(message.id, message.source);
+        return;
+      case 'remove':
+        remove(message.id);
         return;
       case 'tuning':
         lab.setTuning(message.index, message.result ?? undefined);
@@ -230,8 +285,16 @@ function tuner(): void {
     const message = event.data;
     if (message.type === 'engine') {
       message.port.onmessage = (from: MessageEvent<TracesForTuner>) => {
-        traces.push(...from.data.traces);
-        void run();
+        const data = from.data;
+        if (data.type === 'traces') {
+          traces.push(...data.traces);
+          void run();
+          return;
+        }
+        // A file taken away: the search stops; the page asks for a new one.
+        traces.splice(data.first, data.count);
+        request = null;
+        done = 0;
       };
       return;
     }

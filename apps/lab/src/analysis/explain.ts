@@ -17,6 +17,7 @@ import { describeDevice } from './device';
 import { frameText, type Holder, holdersOf } from './holders';
 import { type LayoutView, peakEventIndex, type RowResult } from './measure';
 import { recommendedRun, searchedKnobs } from './registry';
+import { type StackTree, stackTreeOf } from './stack-tree';
 import type { TuneResult } from './tune';
 
 /** Points of the common grid (the event of peak live bytes is added). */
@@ -125,6 +126,8 @@ export interface Explanation {
     readonly bySize: readonly { size: number; count: number; bytes: number }[];
     /** Who holds the live bytes, by the top user frame of each block (stacks recorded only). */
     readonly bySource: readonly Holder[];
+    /** The same blocks as a call tree, from the outermost frame in (stacks recorded only). */
+    readonly stacks?: StackTree;
   };
   readonly diagnosis: Diagnosis;
   readonly advice?: Advice;
@@ -396,6 +399,7 @@ export function explainWorkload(
   }
   const bySize = [...groups.values()].sort((a, b) => b.bytes - a.bytes).slice(0, 6);
   const peakSeconds = seconds(peakAt);
+  const stacks = stackTreeOf(trace, liveAtPeak, (block) => size[allocEvent[block]!]!);
   const peak = {
     event: peakAt,
     ...(peakSeconds !== undefined ? { seconds: peakSeconds } : {}),
@@ -403,6 +407,7 @@ export function explainWorkload(
     largest: liveAtPeak.slice(0, PEAK_TABLE_ROWS).map(allocation),
     bySize,
     bySource: holdersOf(trace, liveAtPeak, (block) => size[allocEvent[block]!]!),
+    ...(stacks ? { stacks } : {}),
   };
 
   const advice = options.tuning ? adviceOf(options.tuning) : undefined;

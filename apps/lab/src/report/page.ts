@@ -18,9 +18,12 @@ import type { LabResults, WorkloadResult } from '../run';
 import type { ExplainData, ReportData, WorkloadData } from '../ui/report-data';
 import { formatCount, settingName } from '../units';
 import { budgetLines } from '../workloads';
+import { stackTreeData } from './stack-data';
 import { oomLines, TABLE_HEADER, tableRows } from './tables';
+import { textTable } from './text-table';
 
 export type * from '../ui/report-data';
+export { stackTreeData, stackTreePageData } from './stack-data';
 
 function roundTo(value: number, digits: number): number {
   const scale = 10 ** digits;
@@ -51,24 +54,6 @@ export function identicalRows(workload: WorkloadResult): (string | null)[] {
     seen.set(key, row.allocator);
     return null;
   });
-}
-
-/** Strings numbered as first seen: `index(text)`, and `list` in that order. */
-function textTable(): { readonly list: string[]; readonly index: (text: string) => number } {
-  const list: string[] = [];
-  const indices = new Map<string, number>();
-  return {
-    list,
-    index: (text) => {
-      let k = indices.get(text);
-      if (k === undefined) {
-        k = list.length;
-        list.push(text);
-        indices.set(text, k);
-      }
-      return k;
-    },
-  };
 }
 
 function explainData(explain: Explanation): ExplainData {
@@ -103,6 +88,7 @@ function explainData(explain: Explanation): ExplainData {
         ...(frames?.[0] !== undefined ? { frame: frames[0] } : {}),
       })),
       bySource: peak.bySource,
+      ...(peak.stacks ? { stacks: stackTreeData(peak.stacks, texts.index) } : {}),
     },
     diagnosis: explain.diagnosis,
   };

@@ -27,6 +27,7 @@ import {
   targetsSection,
   workloadSection,
 } from './sections';
+import { keepSettingNamesWhole } from './setting-names';
 import { drawTimeline, type Listen, type TimelineHandle } from './timeline';
 import { Tooltip } from './tooltip';
 
@@ -77,6 +78,15 @@ function drawLayoutsOf(section: Element, workload: WorkloadData, tooltip: Toolti
   }
 }
 
+/**
+ * Removes what {@link renderSections} drew under `root` (its sections, charts and listeners), for
+ * a page that shows something else there again; `root` is left empty.
+ */
+export function clearSections(root: HTMLElement): void {
+  drawings.get(root)?.();
+  root.replaceChildren();
+}
+
 /** Draws the sections of `data` under `root` (see the module comment). */
 export function renderSections(
   root: HTMLElement,
@@ -97,7 +107,7 @@ export function renderSections(
   root.replaceChildren(
     ...(header ? headerSection(data.run) : []),
     ...(timed ? [axisToggle()] : []),
-    ...introduction(data.tuned),
+    ...introduction(data.tuned, data.workloads),
     ...data.workloads.map(workloadSection),
     ...targetsSection(data.targets),
     tip,
@@ -137,6 +147,7 @@ export function renderSections(
   }
 
   drawEverything();
+  keepSettingNamesWhole(root);
   root.style.minHeight = '';
   // Charts are drawn to the page's width: a window made narrower or wider draws them again.
   let drawnWidth = document.documentElement.clientWidth;

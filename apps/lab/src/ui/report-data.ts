@@ -116,6 +116,40 @@ export interface ExplainData {
     /** The largest allocations live at the peak, each with its innermost frame. */
     readonly largest: readonly (Omit<ReportAllocation, 'frames'> & { readonly frame?: string })[];
     readonly bySource: readonly Holder[];
+    /** The same blocks as a call tree, its frames indices into `timeline.frameTexts`. */
+    readonly stacks?: StackTreeData;
   };
   readonly diagnosis: Diagnosis;
 }
+
+/**
+ * A call tree of live blocks as the page draws it (`analysis/stack-tree.ts` makes it): its nodes
+ * depth first, each node's callees after it, the most bytes first, in columns.
+ */
+export interface StackTreeData {
+  /** Live bytes (requested) and blocks in all. */
+  readonly bytes: number;
+  readonly blocks: number;
+  /** The least bytes a listed node holds; smaller call paths are summed. */
+  readonly minBytes: number;
+  /** Per node, its parent's index, −1 for an outermost frame. */
+  readonly parent: readonly number[];
+  /**
+   * Per node, its frame's index into the frame texts; {@link SUMMED_FRAME} for the callees of its
+   * parent too small to list, summed; {@link UNRECORDED_FRAME} for the blocks without a stack.
+   */
+  readonly frame: readonly number[];
+  /** Per node, the live bytes and blocks whose stacks pass through it. */
+  readonly nodeBytes: readonly number[];
+  readonly nodeBlocks: readonly number[];
+  /**
+   * Per node, the bytes allocated in its frame itself (the innermost frame of their stacks); for
+   * a {@link SUMMED_FRAME} node, how many call paths it sums.
+   */
+  readonly self: readonly number[];
+}
+
+/** {@link StackTreeData.frame} of a node that sums its parent's smaller callees. */
+export const SUMMED_FRAME = -1;
+/** {@link StackTreeData.frame} of the node of the blocks that recorded no stack. */
+export const UNRECORDED_FRAME = -2;

@@ -7,6 +7,7 @@ import type { Diagnosis } from '../analysis/explain';
 import { formatBytes, formatCount, formatPercent, formatSeconds } from '../units';
 import { h, lines } from './dom';
 import type { ExplainData, ReportData, WorkloadData } from './report-data';
+import { stackTreeView } from './stack-tree-view';
 
 /** Wide content (tables) scrolls inside the page instead of widening it. */
 function scrolling(table: HTMLTableElement): HTMLDivElement {
@@ -68,13 +69,37 @@ export function axisToggle(): HTMLElement {
   );
 }
 
-/** What the figures mean, and what the caching-tuned row is. */
-export function introduction(tuned: ReportData['tuned']): HTMLElement[] {
+/**
+ * What the figures mean, for the rows the page shows (a page of caching pools only, as the web
+ * app's, says nothing of ranges), and what the caching-tuned row is.
+ */
+export function introduction(
+  tuned: ReportData['tuned'],
+  workloads: readonly WorkloadData[] = [],
+): HTMLElement[] {
+  const rows = workloads.flatMap((workload) => workload.rows);
+  const ranges = [
+    ...new Set(rows.filter((row) => row.kind === 'range').map((row) => row.allocator)),
+  ];
+  const pools = rows.length === 0 || rows.some((row) => row.kind === 'pool');
+  const reserved = [
+    ...(ranges.length > 0
+      ? [
+          `the high-water mark for the ranges (${ranges.join(', ')}: the capacity a range must offer)`,
+        ]
+      : []),
+    ...(pools
+      ? ["the bytes held from the memory source for the caching pools, PyTorch's reserved bytes"]
+      : []),
+  ];
   return [
     h(
       'p',
       { class: 'small' },
-      "Peak reserved is the high-water mark for ranges (first, best and good fit, buddy, slab + best fit: the capacity a range must offer) and the bytes held from the memory source for the caching pools. Ratio = peak reserved / peak live. External fragmentation = 1 − largest free block / total free bytes, at the event of peak live bytes. Segments (caching pools): the segments allocated in the recording's window, PyTorch's cudaMalloc calls (+n grown: an expandable segment mapped further), as PyTorch's own row counts them; the segments of a recording's starting state, which the caching rows restore before the first event, are not counted there; the layouts at the peak show them too.",
+      `Peak reserved is ${reserved.join(' and ')}. Ratio = peak reserved / peak live. External fragmentation = 1 − largest free block / total free bytes, at the event of peak live bytes.` +
+        (pools
+          ? " Segments (caching pools): the segments allocated in the recording's window, PyTorch's cudaMalloc calls (+n grown: an expandable segment mapped further), as PyTorch's own row counts them; the segments of a recording's starting state, which the caching rows restore before the first event, are not counted there; the layouts at the peak show them too."
+          : ''),
     ),
     ...(tuned
       ? [
@@ -291,6 +316,23 @@ function peakSections(explain: ExplainData): HTMLElement[] {
           table({ class: 'peak-table' }, ['live bytes', 'share', 'blocks', 'source line'], holders),
         ]
       : []),
+    ...(peak.stacks ? stacksSection(peak.stacks, explain.timeline.frameTexts) : []),
+  ];
+}
+
+/** The live blocks at the peak as a call tree, beside the flat list. */
+function stacksSection(
+  stacks: NonNullable<ExplainData['peak']['stacks']>,
+  frameTexts: readonly string[],
+): HTMLElement[] {
+  return [
+    h('h3', {}, 'At the peak: who holds the memory, by call stack'),
+    h(
+      'p',
+      { class: 'small muted' },
+      `Every live block's stack, merged from the outermost frame in: each frame with the live bytes whose stacks pass through it, their share and their blocks. Click a frame or use the arrow keys to open and close it; search for a function or a file. Call paths under ${formatBytes(stacks.minBytes)} are summed.`,
+    ),
+    stackTreeView(stacks, frameTexts, { label: 'live memory at the peak by call stack' }),
   ];
 }
 

@@ -7,8 +7,11 @@
  *  drag the strip's window, wheel      pan
  *  double-click                        the whole range again
  *  hover                               an allocation's size, times, stream and stack frames
- *  click                               pins that tooltip (click again, or Escape, to unpin)
+ *  click, tap                          pins that tooltip (again, Escape or a tap elsewhere: unpin)
+ *  the keys of timeline-keys.ts        the same from the keyboard (the canvas takes the focus)
  * ```
+ *
+ * Pointer events serve the mouse, a pen and a finger alike: a finger's sideways drag zooms.
  *
  * The stack is drawn once per range to an offscreen canvas; hovering copies it and outlines one.
  */
@@ -26,6 +29,7 @@ import {
 } from './axes';
 import { h, lines } from './dom';
 import type { TimelineAllocation, WorkloadData } from './report-data';
+import { TIMELINE_KEYS, timelineKeys } from './timeline-keys';
 import type { Tooltip } from './tooltip';
 
 /** The drawn allocations' colours, in turn, and the band of the rest. */
@@ -52,6 +56,8 @@ export interface TimelineHandle {
   range(): { from: number; to: number; first: number; last: number };
   /** Page coordinates of the middle of drawn allocation `id`, or null. */
   locate(id: number): { x: number; y: number } | null;
+  /** The drawn allocation of the most bytes × time, or null when none is drawn. */
+  biggest(): number | null;
 }
 
 /** Adds a listener that the next drawing of the page removes. */
@@ -113,7 +119,14 @@ export function drawTimeline(
   const tl = explain.timeline;
   const time = usesTime(workload, axis);
   const width = chartWidth(holder);
-  const canvas = canvasOf(width, HEIGHT, `active memory timeline of ${workload.id}`);
+  const canvas = canvasOf(
+    width,
+    HEIGHT,
+    `active memory timeline of ${workload.id}: ${TIMELINE_KEYS}`,
+  );
+  canvas.setAttribute('role', 'application');
+  canvas.setAttribute('aria-roledescription', 'memory timeline');
+  canvas.setAttribute('aria-describedby', tooltip.element.id);
   const strip = canvasOf(
     width,
     STRIP_HEIGHT,
@@ -368,24 +381,32 @@ export function drawTimeline(
     tooltip.hide();
   }
 
-  let down: { x: number; y: number } | null = null;
-  canvas.addEventListener('mousedown', (event) => {
-    if (event.button !== 0) return;
-    down = local(canvas, event);
-    event.preventDefault();
+  // Mouse, pen and finger alike (pointer events): a finger's sideways drag zooms, as the mouse's
+  // does; the page still scrolls under a vertical one (touch-action in the style sheet).
+  let down: { x: number; y: number; id: number } | null = null;
+  canvas.addEventListener('pointerdown', (event) => {
+    if (event.button !== 0 || !event.isPrimary) return;
+    down = { ...local(canvas, event), id: event.pointerId };
+    canvas.setPointerCapture(event.pointerId);
+    if (event.pointerType === 'mouse') event.preventDefault();
   });
   const clamp = (x: number) => Math.max(LEFT, Math.min(LEFT + plotW, x));
-  canvas.addEventListener('mousemove', (event) => {
+  canvas.addEventListener('pointermove', (event) => {
     const p = local(canvas, event);
-    if (down && Math.abs(p.x - down.x) > 4) {
+    if (down && event.pointerId === down.id && Math.abs(p.x - down.x) > 4) {
       selecting = { from: clamp(down.x), to: clamp(p.x) };
       draw();
       return;
     }
-    if (!pinned) hover(event);
+    if (!pinned && event.pointerType === 'mouse') hover(event);
   });
-  listen(window, 'mouseup', (event) => {
-    if (!down) return;
+  canvas.addEventListener('pointercancel', () => {
+    down = null;
+    selecting = null;
+    draw();
+  });
+  canvas.addEventListener('pointerup', (event) => {
+    if (!down || event.pointerId !== down.id) return;
     const start = down;
     down = null;
     if (selecting) {
@@ -395,8 +416,7 @@ export function drawTimeline(
       else draw();
       return;
     }
-    if (event.target !== canvas) return;
-    // A click: pins the tooltip of what is under it, or unpins it.
+    // A click or a tap: pins the tooltip of what is under it, or unpins it.
     if (pinned) {
       unpin();
       return;
@@ -407,8 +427,8 @@ export function drawTimeline(
       tooltip.pin(true);
     }
   });
-  canvas.addEventListener('mouseleave', () => {
-    if (pinned || selecting) return;
+  canvas.addEventListener('pointerleave', (event) => {
+    if (pinned || selecting || event.pointerType !== 'mouse') return;
     hovered = -1;
     draw();
     tooltip.hide();
@@ -431,18 +451,25 @@ export function drawTimeline(
   listen(document, 'keydown', (event) => {
     if (event.key === 'Escape') unpin();
   });
+  // A tap elsewhere lets a pinned tooltip go (a phone has no Escape key).
+  listen(document, 'pointerdown', (event) => {
+    const target = event.target as Node;
+    if (pinned && target !== canvas && !tooltip.element.contains(target)) unpin();
+  });
 
   // The strip: drag inside the window to pan, elsewhere to choose a new range.
-  let stripDown: { p: number; pan: boolean; x0: number; x1: number } | null = null;
-  strip.addEventListener('mousedown', (event) => {
-    if (event.button !== 0) return;
-    event.preventDefault();
+  let stripDown: { p: number; pan: boolean; x0: number; x1: number; id: number } | null = null;
+  strip.addEventListener('pointerdown', (event) => {
+    if (event.button !== 0 || !event.isPrimary) return;
+    if (event.pointerType === 'mouse') event.preventDefault();
+    strip.setPointerCapture(event.pointerId);
     const p = local(strip, event).x;
     const zoomed = x0 !== first || x1 !== last;
-    stripDown = { p, pan: zoomed && p >= stripX(x0) && p <= stripX(x1), x0, x1 };
+    const pan = zoomed && p >= stripX(x0) && p <= stripX(x1);
+    stripDown = { p, pan, x0, x1, id: event.pointerId };
   });
-  listen(window, 'mousemove', (event) => {
-    if (!stripDown) return;
+  strip.addEventListener('pointermove', (event) => {
+    if (!stripDown || event.pointerId !== stripDown.id) return;
     const p = local(strip, event).x;
     if (stripDown.pan) {
       const shift = stripXOf(p) - stripXOf(stripDown.p);
@@ -451,10 +478,59 @@ export function drawTimeline(
       zoom(stripXOf(Math.max(LEFT, stripDown.p)), stripXOf(clamp(p)));
     }
   });
-  listen(window, 'mouseup', () => {
+  const stripUp = () => {
     stripDown = null;
-  });
+  };
+  strip.addEventListener('pointerup', stripUp);
+  strip.addEventListener('pointercancel', stripUp);
   strip.addEventListener('dblclick', reset);
+
+  /** Page coordinates of the middle of drawn allocation `i` over grid points [lo, hi). */
+  function pointOf(i: number, lo: number, hi: number): { pageX: number; pageY: number } {
+    const a = tl.allocations[i]!;
+    const j = lo + Math.floor((hi - lo - 1) / 2);
+    const rect = canvas.getBoundingClientRect();
+    const x = (xAt(j) + Math.max(xAt(j + 1), xAt(j) + 1)) / 2;
+    const y = py(bottoms[i]![j - a.from]! + a.size / 2);
+    return { pageX: rect.left + window.scrollX + x, pageY: rect.top + window.scrollY + y };
+  }
+
+  timelineKeys(canvas, {
+    zoomBy(factor) {
+      const middle = (x0 + x1) / 2;
+      const half = ((x1 - x0) * factor) / 2;
+      zoom(middle - half, middle + half);
+    },
+    panBy(fraction) {
+      const shift = fraction * (x1 - x0);
+      zoom(x0 + shift, x1 + shift);
+    },
+    reset,
+    select(step) {
+      // The allocations in view, in allocation order, from the one picked last.
+      const lo = gridIndex(LEFT);
+      const hi = gridIndex(LEFT + plotW) + 1;
+      const inView = (i: number) => tl.allocations[i]!.to > lo && tl.allocations[i]!.from < hi;
+      let i = hovered;
+      do i += step;
+      while (i >= 0 && i < tl.allocations.length && !inView(i));
+      if (i < 0 || i >= tl.allocations.length) return;
+      unpin();
+      hovered = i;
+      draw();
+      const a = tl.allocations[i]!;
+      tooltip.show(
+        describe(a, tl.frameTexts),
+        pointOf(i, Math.max(a.from, lo), Math.min(a.to, hi)),
+      );
+    },
+    release() {
+      unpin();
+      hovered = -1;
+      draw();
+      tooltip.hide();
+    },
+  });
 
   drawStack();
   draw();
@@ -468,11 +544,14 @@ export function drawTimeline(
       const i = tl.allocations.findIndex((a) => a.id === id);
       const a = tl.allocations[i];
       if (a === undefined) return null;
-      const j = a.from + Math.floor((a.to - a.from) / 2);
-      const rect = canvas.getBoundingClientRect();
-      const x = (xAt(j) + Math.max(xAt(j + 1), xAt(j) + 1)) / 2;
-      const y = py(bottoms[i]![j - a.from]! + a.size / 2);
-      return { x: rect.left + window.scrollX + x, y: rect.top + window.scrollY + y };
+      const { pageX, pageY } = pointOf(i, a.from, a.to);
+      return { x: pageX, y: pageY };
+    },
+    biggest() {
+      let best: TimelineAllocation | undefined;
+      const area = (a: TimelineAllocation) => a.size * (a.to - a.from);
+      for (const a of tl.allocations) if (best === undefined || area(a) > area(best)) best = a;
+      return best?.id ?? null;
     },
   };
 }
