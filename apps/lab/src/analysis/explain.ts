@@ -17,6 +17,7 @@ import { describeDevice } from './device';
 import { frameText, type Holder, holdersOf } from './holders';
 import { type LayoutView, peakEventIndex, type RowResult } from './measure';
 import { recommendedRun, searchedKnobs } from './registry';
+import { stackSource } from './stack-source';
 import type { TuneResult } from './tune';
 
 /** Points of the common grid (the event of peak live bytes is added). */
@@ -50,6 +51,8 @@ export interface ReportAllocation {
   readonly stream: number;
   /** `name (file:line)`, innermost first, when recorded. */
   readonly frames?: readonly string[];
+  /** What made it, from its stack (`stack-source.ts`), when the trace has stacks (the peak's largest). */
+  readonly source?: string;
 }
 
 /** The active-memory timeline: drawn allocations over grid indices, and the rest as one band. */
@@ -400,7 +403,11 @@ export function explainWorkload(
     event: peakAt,
     ...(peakSeconds !== undefined ? { seconds: peakSeconds } : {}),
     liveBytes: peakLive,
-    largest: liveAtPeak.slice(0, PEAK_TABLE_ROWS).map(allocation),
+    largest: liveAtPeak.slice(0, PEAK_TABLE_ROWS).map((block) => {
+      if (trace.frames === undefined || trace.frames.size === 0) return allocation(block);
+      const source = stackSource(trace.frames.get(block), block < (trace.start?.events ?? 0));
+      return { ...allocation(block), source: source.text };
+    }),
     bySize,
     bySource: holdersOf(trace, liveAtPeak, (block) => size[allocEvent[block]!]!),
   };

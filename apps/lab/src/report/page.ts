@@ -98,9 +98,9 @@ function explainData(explain: Explanation): ExplainData {
       event: peak.event,
       ...(peak.seconds !== undefined ? { seconds: peak.seconds } : {}),
       liveBytes: peak.liveBytes,
-      largest: peak.largest.map(({ frames, ...a }) => ({
+      largest: peak.largest.map(({ frames: _frames, source, ...a }) => ({
         ...a,
-        ...(frames?.[0] !== undefined ? { frame: frames[0] } : {}),
+        ...(source !== undefined ? { frame: source } : {}),
       })),
       bySource: peak.bySource,
     },

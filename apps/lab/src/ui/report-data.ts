@@ -113,8 +113,13 @@ export interface ExplainData {
     readonly event: number;
     readonly seconds?: number;
     readonly liveBytes: number;
-    /** The largest allocations live at the peak, each with its innermost frame. */
-    readonly largest: readonly (Omit<ReportAllocation, 'frames'> & { readonly frame?: string })[];
+    /**
+     * The largest allocations live at the peak, each with what made it (`frame`: the line of your
+     * own code, or what its stack shows instead) when the trace has stacks.
+     */
+    readonly largest: readonly (Omit<ReportAllocation, 'frames' | 'source'> & {
+      readonly frame?: string;
+    })[];
     readonly bySource: readonly Holder[];
   };
   readonly diagnosis: Diagnosis;
