@@ -14,6 +14,13 @@ export {
 } from '@allot/caching';
 export type { ReadProgress, Trace } from '@allot/workloads';
 export {
+  type Advice,
+  type AdviceReason,
+  adviceOf,
+  adviceParagraph,
+  cardTooSmall,
+} from './analysis/advice';
+export {
   ASSUMED_MEMORY,
   type DeviceModel,
   type DeviceOrigin,
@@ -23,7 +30,6 @@ export {
   type SearchDevice,
   searchDevice,
 } from './analysis/device';
-export { type Advice, adviceOf } from './analysis/explain';
 export type { LayoutView, RowResult, Series } from './analysis/measure';
 export { type GroupBy, type GrownGroup, grownGroups, peakGroupsOf } from './analysis/peak-groups';
 export { BLOCK_FIELDS, type PoolState, PoolStepper } from './analysis/pool-stepper';

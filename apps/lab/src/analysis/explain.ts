@@ -13,10 +13,9 @@
  */
 import { EventKind, type Trace } from '@allot/workloads';
 import { formatBytes, formatCount, formatPercent, formatRatio, formatSeconds } from '../units';
-import { describeDevice } from './device';
+import { type Advice, adviceOf, adviceParagraph } from './advice';
 import { frameText, type Holder, holdersOf } from './holders';
 import { type LayoutView, peakEventIndex, type RowResult } from './measure';
-import { recommendedRun, searchedKnobs } from './registry';
 import { stackSource } from './stack-source';
 import type { TuneResult } from './tune';
 
@@ -66,23 +65,6 @@ export interface Timeline {
   readonly rest: readonly number[];
   /** Allocations in the trace, and how many of them are drawn. */
   readonly total: number;
-}
-
-/** The recommendation of `tune`, as the report states it. */
-export interface Advice {
-  /** `PYTORCH_CUDA_ALLOC_CONF` ('' when the defaults are already best). */
-  readonly config: string;
-  readonly peakReservedBytes: number;
-  readonly defaultsPeakReservedBytes: number;
-  readonly savingBytes: number;
-  readonly savingFraction: number;
-  /** The device the search ran on, and where its figures came from. */
-  readonly device: string;
-  readonly settingsTried: number;
-  /** The knobs the search tried, in words. */
-  readonly searched: string;
-  /** Set when most of the saving comes from the device figures (it shrinks without a limit). */
-  readonly deviceDependent?: string;
 }
 
 /** The diagnosis in plain words, one paragraph per topic. */
@@ -143,27 +125,6 @@ export interface ExplainOptions {
   readonly tuning?: TuneResult;
   /** PyTorch's recorded peak reserved bytes. */
   readonly recordedPeakReservedBytes?: number;
-}
-
-/** The advice of a tuning run. */
-export function adviceOf(result: TuneResult): Advice {
-  const { fraction, origin } = describeDevice(result);
-  const better = recommendedRun(result) !== result.defaults;
-  return {
-    config: better ? result.best.config : '',
-    peakReservedBytes: better ? result.best.peakReservedBytes : result.defaults.peakReservedBytes,
-    defaultsPeakReservedBytes: result.defaults.peakReservedBytes,
-    savingBytes: better ? result.savingBytes : 0,
-    savingFraction: better ? result.savingFraction : 0,
-    device: `${formatBytes(result.device.memory)} GPU, ${fraction} (${origin})`,
-    settingsTried: result.tried.length,
-    searched: searchedKnobs(result.device.fraction !== null),
-    ...(better && result.unlimitedSavingBytes < result.savingBytes / 2
-      ? {
-          deviceDependent: `this saving comes from the device figures: without a memory limit it is ${formatBytes(result.unlimitedSavingBytes)}`,
-        }
-      : {}),
-  };
 }
 
 /** Whether a trace is PyTorch's (a snapshot or a profiler trace). */
@@ -527,28 +488,27 @@ function diagnose(
         : '.');
   }
 
-  let adviceText: string | undefined;
-  if (advice) {
-    adviceText =
-      advice.config === ''
-        ? `PyTorch's defaults are the best of ${advice.settingsTried} settings the tuner tried: keep PYTORCH_CUDA_ALLOC_CONF unset ` +
-          `(predicted peak reserved ${formatBytes(advice.defaultsPeakReservedBytes)}). Searched: ${advice.searched}. Device: ${advice.device}.`
-        : `Recommended: PYTORCH_CUDA_ALLOC_CONF=${advice.config}, predicted peak reserved ${formatBytes(advice.peakReservedBytes)} ` +
-          `instead of ${formatBytes(advice.defaultsPeakReservedBytes)} with the defaults, ${formatBytes(advice.savingBytes)} saved ` +
-          `(${formatPercent(advice.savingFraction)}), the best of ${advice.settingsTried} settings tried. Searched: ${advice.searched}. ` +
-          `Device: ${advice.device}` +
-          (advice.deviceDependent !== undefined ? `; ${advice.deviceDependent}.` : '.');
-  }
+  const adviceText = advice ? adviceParagraph(advice) : undefined;
 
   let action: string;
-  if (advice && advice.config !== '') {
-    action = `Set PYTORCH_CUDA_ALLOC_CONF=${advice.config} to save about ${formatBytes(advice.savingBytes)} of peak reserved memory.`;
+  if (advice && advice.config !== null && advice.config !== '') {
+    action =
+      advice.reason === 'fewer-failures'
+        ? `Set PYTORCH_CUDA_ALLOC_CONF=${advice.config}: with it no allocation fails on this card.`
+        : `Set PYTORCH_CUDA_ALLOC_CONF=${advice.config} to save about ${formatBytes(advice.savingBytes)} of peak reserved memory.`;
+  } else if (advice && advice.config === null) {
+    action = `${advice.headline}: ${advice.summary}`;
   } else if (split.reserved > 0 && split.fragmented > 0.25 * split.reserved) {
-    action = `Fragmentation holds ${formatBytes(split.fragmented)}: try expandable_segments:True, or free the ${formatBytes(bySize[0]?.size ?? 0)} blocks sooner.`;
+    // With the tuner's search, a setting it found no better is not suggested.
+    action = advice
+      ? `Fragmentation holds ${formatBytes(split.fragmented)}, but no setting the tuner tried lowers the peak (see its advice): free the ${formatBytes(bySize[0]?.size ?? 0)} blocks sooner.`
+      : `Fragmentation holds ${formatBytes(split.fragmented)}: try expandable_segments:True, or free the ${formatBytes(bySize[0]?.size ?? 0)} blocks sooner.`;
   } else if (split.reserved > 0 && split.live >= 0.75 * split.reserved) {
     action =
       `Reserved memory is mostly live data: to lower the peak, keep fewer of the ${formatBytes(bySize[0]?.size ?? 0)} ` +
       `allocations live at ${at(peak.seconds, peak.event)}${fewerLive(trace.meta)}.`;
+  } else if (advice) {
+    action = `${advice.headline}. ${advice.because}`;
   } else {
     const usable = usableRows(trace.meta, rows).filter(
       (row) => row.failures === 0 && Number.isFinite(row.ratio),
