@@ -205,8 +205,13 @@ export function explainWorkload(
   const { length, kind, id, size } = trace;
   const peakAt = peakEventIndex(trace);
   const grid = gridOf(length, GRID_POINTS, peakAt);
-  const time = trace.time;
-  const origin = time && length > 0 ? time[0]! : 0;
+  // A recording whose events all have one time (0 s long) is drawn on its events: seconds would
+  // put every event at 0 on an axis of nothing.
+  const time =
+    trace.time !== undefined && length > 0 && trace.time[length - 1]! > trace.time[0]!
+      ? trace.time
+      : undefined;
+  const origin = time ? time[0]! : 0;
   const seconds = (event: number): number | undefined =>
     time && event >= 0 && event < length ? (time[event]! - origin) / 1e6 : undefined;
 
@@ -480,7 +485,11 @@ function diagnose(
     const segment = trace.recordedSegments
       ?.filter((s) => s.event <= top)
       .reduce<{ event: number; size: number } | undefined>((_, s) => s, undefined);
-    const time = trace.time ? (trace.time[top]! - trace.time[0]!) / 1e6 : undefined;
+    // Times only where the peak has one (none for a recording 0 s long).
+    const time =
+      trace.time && peak.seconds !== undefined
+        ? (trace.time[top]! - trace.time[0]!) / 1e6
+        : undefined;
     peakText +=
       ` PyTorch's reserved bytes reached their peak of ${formatBytes(recorded[top]!)} at ${at(time, top)}` +
       (segment && segment.event < trace.length
