@@ -46,6 +46,15 @@ export {
 } from './analysis/tune';
 export { adviseJob, type JobAdvice, type RankSettings } from './job/advice';
 export { jobCandidates } from './job/candidates';
+export {
+  type FailedRankNote,
+  failedRanksText,
+  failedRankText,
+  mixedSettingsText,
+  rankList,
+  type SettingGroup,
+  settingGroups,
+} from './job/job-notes';
 export { isTraceName, nameOf, type RankNaming } from './job/rank-name';
 export { canonicalOf, describeTrace } from './replay-rows';
 export type { Fidelity, LabResults, TorchFigures, WorkloadResult } from './run';

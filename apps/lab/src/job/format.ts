@@ -4,28 +4,13 @@
  */
 import { formatColumns } from '../report/tables';
 import { formatBytes, formatCount, formatPercent, formatRatio } from '../units';
+import { confText, rankList, settingGroupsText } from './job-notes';
 import { FLAG_ERROR, FLAG_MATCH, type JobRank, type JobResults } from './results';
 
-/** `0–3, 7, 9–10`: a list of ranks, runs shortened. */
-export function rankList(ranks: readonly number[]): string {
-  const sorted = [...ranks].sort((a, b) => a - b);
-  const parts: string[] = [];
-  for (let i = 0; i < sorted.length; ) {
-    let j = i;
-    while (j + 1 < sorted.length && sorted[j + 1] === sorted[j]! + 1) j++;
-    parts.push(j === i ? `${sorted[i]}` : `${sorted[i]}–${sorted[j]}`);
-    i = j + 1;
-  }
-  return parts.join(', ');
-}
+export { rankList } from './job-notes';
 
 function signed(fraction: number): string {
   return `${fraction >= 0 ? '+' : '−'}${formatPercent(Math.abs(fraction))}`;
-}
-
-function confText(conf: string | null): string {
-  if (conf === null) return '(not recorded)';
-  return conf === '' ? '(defaults)' : conf;
 }
 
 /** The job's first lines: what was read, how the ranks were named, what was left out. */
@@ -99,10 +84,7 @@ export function summaryLines(job: JobResults): string[] {
   }
   lines.push(...diedLines(job));
   if (job.mixedSettings) {
-    const groups = job.mixedSettings
-      .map((group) => `${confText(group.allocConf)} on ranks ${rankList(group.ranks)}`)
-      .join('; ');
-    lines.push(`Ranks recorded with different settings: ${groups}`);
+    lines.push(`Ranks recorded with different settings: ${settingGroupsText(job.mixedSettings)}`);
   }
   return lines;
 }
