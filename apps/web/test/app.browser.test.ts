@@ -16,7 +16,7 @@
  * Every request that is not to the server (or a blob or file URL) is blocked and counted: none may
  * be made. No console error or warning may appear.
  */
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { type ChildProcess, execFile } from 'node:child_process';
 import {
   copyFileSync,
   createReadStream,
@@ -38,10 +38,10 @@ import { findTracesDir } from '@allot/workloads/node';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromiumOrSkip, launchChromium } from '../../lab/test/chromium';
+import { cli, serve, tab } from './app-session';
 
 const hasChromium = chromiumOrSkip('web app browser test');
 const root = join(import.meta.dirname, '..', '..', '..');
-const cli = join(root, 'apps', 'lab', 'bin', 'allot-lab.js');
 const dist = join(import.meta.dirname, '..', 'dist', 'index.html');
 const fixture = join(root, 'packages/workloads/src/readers/fixtures/snapshot.json');
 const trainDefault = (() => {
@@ -82,35 +82,6 @@ async function engineEnd(file: string): Promise<{ events: number; reserved: numb
 }
 const inferDefault =
   trainDefault === null ? null : join(trainDefault, '..', 'infer-default.pickle.gz');
-
-/** `allot-lab serve FILES...` on a free port: the process and the URL it prints. */
-async function serve(...files: string[]): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, [cli, 'serve', ...files], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const url = await new Promise<string>((resolve, reject) => {
-    let text = '';
-    child.stdout!.on('data', (chunk: Buffer) => {
-      text += chunk.toString();
-      const found = /http:\/\/127\.0\.0\.1:\d+\/\S*/.exec(text);
-      if (found) resolve(found[0]);
-    });
-    child.stderr!.on('data', (chunk: Buffer) => reject(new Error(chunk.toString())));
-    child.on('exit', (code) => reject(new Error(`allot-lab serve exited with ${code}`)));
-  });
-  return { child, url };
-}
-
-/** A tab that records console problems; the context blocks and counts requests elsewhere. */
-async function tab(context: BrowserContext, problems: string[]): Promise<Page> {
-  const page = await context.newPage();
-  page.on('console', (message) => {
-    if (message.type() === 'error' || message.type() === 'warning')
-      problems.push(`${message.type()}: ${message.text()}`);
-  });
-  page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
-  return page;
-}
 
 const peak = '[data-testid="predicted-peak"]';
 

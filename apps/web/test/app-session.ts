@@ -1,0 +1,47 @@
+/**
+ * What the web app's browser tests share: the built CLI, `allot-lab serve` on a free port, and a
+ * tab that records console problems, at a given width.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { join } from 'node:path';
+import type { BrowserContext, Page } from 'playwright-core';
+
+/** The built command line. */
+export const cli = join(import.meta.dirname, '..', '..', 'lab', 'bin', 'allot-lab.js');
+
+/** `allot-lab serve FILES...` on a free port: the process and the URL it prints. */
+export async function serve(...files: string[]): Promise<{ child: ChildProcess; url: string }> {
+  const child = spawn(process.execPath, [cli, 'serve', ...files], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const url = await new Promise<string>((resolve, reject) => {
+    let text = '';
+    child.stdout!.on('data', (chunk: Buffer) => {
+      text += chunk.toString();
+      const found = /http:\/\/127\.0\.0\.1:\d+\/\S*/.exec(text);
+      if (found) resolve(found[0]);
+    });
+    child.stderr!.on('data', (chunk: Buffer) => reject(new Error(chunk.toString())));
+    child.on('exit', (code) => reject(new Error(`allot-lab serve exited with ${code}`)));
+  });
+  return { child, url };
+}
+
+/**
+ * A tab that records console problems (the context blocks and counts requests elsewhere), `width`
+ * CSS pixels wide (a phone's height at 390, else the context's).
+ */
+export async function tab(
+  context: BrowserContext,
+  problems: string[],
+  width?: number,
+): Promise<Page> {
+  const page = await context.newPage();
+  if (width !== undefined) await page.setViewportSize({ width, height: width < 600 ? 844 : 900 });
+  page.on('console', (message) => {
+    if (message.type() === 'error' || message.type() === 'warning')
+      problems.push(`${message.type()}: ${message.text()}`);
+  });
+  page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
+  return page;
+}
