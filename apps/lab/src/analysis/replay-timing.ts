@@ -4,7 +4,8 @@
  *
  * ```
  *  warm-up  replays, untimed, until WARMUP_EVENTS events have been replayed (the sampled pass
- *           counts) and a batch is no longer much faster than the one before it, or MAX_WARMUP_MS
+ *           counts) and two batches in a row are no faster than the fastest before them, or
+ *           MAX_WARMUP_MS
  *  timed    batches of replays, each lasting at least MIN_BATCH_MS (a replay shorter than the
  *           clock's grain is timed many at once), until MIN_TIMED_RUNS batches and MIN_TIMED_MS
  *           ms, or batches of STEADY_RUN_MS each; at most MAX_TIMED_RUNS, none started past
@@ -32,7 +33,7 @@ export const MAX_TIMED_RUNS = 25;
 /** No new timed batch starts after this many ms of timed batches (long traces time once or twice). */
 export const MAX_TIMED_MS = 2000;
 /** Events replayed before timing (V8 compiles a hot function after some thousands of calls). */
-export const WARMUP_EVENTS = 50_000;
+export const WARMUP_EVENTS = 100_000;
 /** The warm-up stops after this many ms, compiled or not. */
 export const MAX_WARMUP_MS = 1000;
 /** A batch more than this much faster than the one before shows the code still warming up. */
@@ -69,20 +70,22 @@ export function timeReplays(runOnce: () => number, options: ReplayTimingOptions)
     for (let i = 0; i < count; i++) ms += runOnce();
     return ms;
   };
-  // Warm-up.
+  // Warm-up: until WARMUP_EVENTS, and two batches in a row no faster than the fastest before them
+  // (V8 compiles on a thread of its own, which a busy machine delays).
   let replayed = options.warmEvents ?? 0;
   let spent = 0;
-  let last = Number.POSITIVE_INFINITY;
+  let fastest = Number.POSITIVE_INFINITY;
+  let settled = 0;
   let size = 1;
-  for (let batches = 0; spent < MAX_WARMUP_MS; batches++) {
+  while (spent < MAX_WARMUP_MS) {
     const ms = batch(size);
     spent += ms;
     replayed += size * events;
     const each = ms / size;
-    const warming = each * WARMING < last;
-    last = each;
-    size = batchSize(each);
-    if (batches >= 1 && replayed >= (options.warmupEvents ?? WARMUP_EVENTS) && !warming) break;
+    settled = each * WARMING < fastest ? 0 : settled + 1;
+    fastest = Math.min(fastest, each);
+    size = batchSize(fastest);
+    if (settled >= 2 && replayed >= (options.warmupEvents ?? WARMUP_EVENTS)) break;
   }
   // Timed batches.
   const times: number[] = [];
