@@ -245,10 +245,9 @@ function tuneCommand(trace: Trace, options: LabOptions, io: LabIo): number {
   lines.push(...formatColumns(table).map((line) => `  ${line}`));
   lines.push('', advice.headline, `  ${advice.summary}`, `  ${advice.because}`);
   if (advice.config !== null && advice.config !== '') {
-    const segments = (run: typeof result.best) =>
-      `${formatCount(segmentCalls(run))} segment allocations (cudaMalloc or map calls)`;
     lines.push(
-      `  ${segments(result.best)}, against ${segments(result.defaults)} with the defaults`,
+      `  ${formatCount(segmentCalls(result.best))} segment allocations (cudaMalloc or map calls), ` +
+        `against ${formatCount(segmentCalls(result.defaults))} with the defaults`,
     );
   }
   if (advice.deviceDependent !== undefined) {

@@ -229,7 +229,7 @@ function wordsOf(result: TuneResult): Words {
     summary,
     because:
       `Of the ${formatCount(tried.length)} settings tried, the lowest predicted peak (within ${formatPercent(TIE_TOLERANCE, 0)} of it, ` +
-      'the fewest keys), both replays starting from the state the recording began in.',
+      'the fewest keys), it and the defaults replayed from the same start.',
   };
 }
 
