@@ -90,9 +90,12 @@ export interface RowResult {
   readonly recordedOomsFailed?: number;
   /** Index of the first failed event, or −1. */
   readonly firstFailure: number;
+  /** Median ns per event of warm replays; NaN when not timed (`skipTiming`, or see `untimed`). */
   readonly nsPerEvent: number;
   readonly eventsPerSecond: number;
   readonly timedRuns: number;
+  /** Why a row whose timing was asked for has no ns/event (its replays never ran warm in time). */
+  readonly untimed?: string;
   readonly segments?: SegmentDecisions;
   readonly series: Series;
   readonly layoutAtPeak: LayoutView;
@@ -305,6 +308,7 @@ export function measureRow(
   // Timed passes.
   let nsPerEvent = Number.NaN;
   let timedRuns = 0;
+  let untimed: string | undefined;
   if (!options.skipTiming && trace.length > 0) {
     const runOnce = () => {
       instance.reset();
@@ -320,15 +324,19 @@ export function measureRow(
       sampledMs >= (options.longPassMs ?? MIN_TIMED_MS) &&
       lateEvents > 0 &&
       trace.length - lateEvents >= (options.warmupEvents ?? WARMUP_EVENTS);
-    const { median, runs } = long
+    const timing = long
       ? { median: (lateMs * trace.length) / lateEvents, runs: 1 }
       : timeReplays(runOnce, {
           events: trace.length,
           warmEvents: trace.length,
           ...(options.warmupEvents !== undefined ? { warmupEvents: options.warmupEvents } : {}),
         });
-    nsPerEvent = (median * 1e6) / trace.length;
-    timedRuns = runs;
+    if (timing.median === null) {
+      untimed = timing.why;
+    } else {
+      nsPerEvent = (timing.median * 1e6) / trace.length;
+      timedRuns = timing.runs;
+    }
   }
   instance.reset();
 
@@ -349,6 +357,7 @@ export function measureRow(
     nsPerEvent,
     eventsPerSecond: Number.isFinite(nsPerEvent) ? 1e9 / nsPerEvent : Number.NaN,
     timedRuns,
+    ...(untimed !== undefined ? { untimed } : {}),
     ...(segments ? { segments } : {}),
     series,
     layoutAtPeak: layoutView(layoutAtPeak),

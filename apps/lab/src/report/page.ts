@@ -71,6 +71,12 @@ function textTable(): { readonly list: string[]; readonly index: (text: string) 
   };
 }
 
+/** Why a row's ns/event has no figure, when one's has none though the run timed its rows. */
+function untimedOf(workload: WorkloadResult): { untimed?: string } {
+  const untimed = workload.rows.find((row) => row.untimed !== undefined)?.untimed;
+  return untimed === undefined ? {} : { untimed };
+}
+
 function explainData(explain: Explanation): ExplainData {
   const { timeline, peak } = explain;
   const texts = textTable();
@@ -141,7 +147,7 @@ function workloadData(workload: WorkloadResult): WorkloadData {
     peakLiveBytes: workload.peakLiveBytes,
     budget: workload.budget ? budgetLines(workload.budget, workload.peakLiveBytes) : null,
     pytorch: isPyTorchTrace(workload.meta),
-    table: { header: TABLE_HEADER, rows: tableRows(workload) },
+    table: { header: TABLE_HEADER, rows: tableRows(workload), ...untimedOf(workload) },
     rows: workload.rows.map((row, r) => ({
       allocator: row.allocator,
       note: row.note ?? null,

@@ -90,6 +90,8 @@ export function formatWorkload(workload: WorkloadResult): string {
   lines.push('');
   const cells: readonly (readonly string[])[] = [TABLE_HEADER, ...tableRows(workload)];
   for (const line of formatColumns(cells)) lines.push(`  ${line}`);
+  const untimed = workload.rows.find((row) => row.untimed !== undefined)?.untimed;
+  if (untimed !== undefined) lines.push(`  ns/event –: ${untimed}`);
   if (workload.torch) {
     const t = workload.torch;
     const parts = ['  PyTorch row: figures the recording states'];

@@ -41,7 +41,12 @@ export interface WorkloadData {
   /** A PyTorch trace: only its caching rows are allocators PyTorch can use. */
   readonly pytorch: boolean;
   /** The table as the terminal prints it: a row per allocator, then PyTorch's recorded one. */
-  readonly table: { readonly header: readonly string[]; readonly rows: readonly string[][] };
+  readonly table: {
+    readonly header: readonly string[];
+    readonly rows: readonly string[][];
+    /** Why a row's ns/event reads `–` though the run timed its rows, when one does. */
+    readonly untimed?: string;
+  };
   readonly rows: readonly RowData[];
   /** The recording beside the replay: its settings' row and its own peak. */
   readonly recorded: {

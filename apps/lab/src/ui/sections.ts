@@ -204,7 +204,8 @@ function tableSection(workload: WorkloadData): HTMLElement[] {
     h(
       'p',
       { class: 'small muted table-note' },
-      `Highlighted: ${highlighted}; red: rows with failed allocations.`,
+      `Highlighted: ${highlighted}; red: rows with failed allocations.` +
+        (workload.table.untimed !== undefined ? ` ns/event –: ${workload.table.untimed}.` : ''),
     ),
   ];
 }
