@@ -14,7 +14,7 @@ import type { BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromiumOrSkip, launchChromium } from '../../lab/test/chromium';
 import { recordingsToTune } from '../../lab/test/recordings';
-import { cli, serve, tab } from './app-session';
+import { cli, serve, tab } from './served-app';
 
 const hasChromium = chromiumOrSkip('web app advice agreement test');
 const shared = findTracesDir();

@@ -38,7 +38,7 @@ import { findTracesDir } from '@allot/workloads/node';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromiumOrSkip, launchChromium } from '../../lab/test/chromium';
-import { cli, serve, tab } from './app-session';
+import { cli, serve, tab } from './served-app';
 
 const hasChromium = chromiumOrSkip('web app browser test');
 const root = join(import.meta.dirname, '..', '..', '..');
