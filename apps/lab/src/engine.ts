@@ -14,6 +14,13 @@ export {
 } from '@allot/caching';
 export type { ReadProgress, Trace } from '@allot/workloads';
 export {
+  type Advice,
+  type AdviceReason,
+  adviceOf,
+  adviceParagraph,
+  cardTooSmall,
+} from './analysis/advice';
+export {
   ASSUMED_MEMORY,
   type DeviceModel,
   type DeviceOrigin,
@@ -23,7 +30,6 @@ export {
   type SearchDevice,
   searchDevice,
 } from './analysis/device';
-export { type Advice, adviceOf } from './analysis/explain';
 export type { LayoutView, RowResult, Series } from './analysis/measure';
 export { type GroupBy, type GrownGroup, grownGroups, peakGroupsOf } from './analysis/peak-groups';
 export { BLOCK_FIELDS, type PoolState, PoolStepper } from './analysis/pool-stepper';
@@ -47,6 +53,15 @@ export {
 } from './analysis/tune';
 export { adviseJob, type JobAdvice, type RankSettings } from './job/advice';
 export { jobCandidates } from './job/candidates';
+export {
+  type FailedRankNote,
+  failedRanksText,
+  failedRankText,
+  mixedSettingsText,
+  rankList,
+  type SettingGroup,
+  settingGroups,
+} from './job/job-notes';
 export { isTraceName, nameOf, type RankNaming } from './job/rank-name';
 export { canonicalOf, describeTrace } from './replay-rows';
 export type { Fidelity, LabResults, TorchFigures, WorkloadResult } from './run';

@@ -13,6 +13,7 @@ import {
   type TraceFormat,
 } from '@allot/workloads';
 import { readTracesStreaming } from '@allot/workloads/node';
+import { cardTooSmall } from './analysis/advice';
 import { fileErrorMeaning } from './failure';
 import { UsageError } from './options';
 import { formatBytes } from './units';
@@ -124,14 +125,26 @@ export function checkOutFolder(out: string, cwd: string): void {
   }
 }
 
-/** Throws a UsageError when `memory` (`--memory`) cannot hold the trace's peak live bytes. */
-export function checkMemoryHoldsTrace(trace: Trace, memory: number | null): void {
+/**
+ * Throws a UsageError when `memory` (`--memory`, times `--fraction` when given) cannot hold the
+ * trace's peak live bytes, in the words the report and the web app advise nothing with.
+ */
+export function checkMemoryHoldsTrace(
+  trace: Trace,
+  memory: number | null,
+  fraction: number | null = null,
+): void {
   if (memory === null) return;
-  const peak = peakLiveBytes(trace);
-  if (memory < peak) {
-    throw new UsageError(
-      `--memory ${formatBytes(memory)} is less than ${trace.name}'s peak live bytes (${formatBytes(peak)}): ` +
-        'every setting would fail; give the GPU memory, at least the peak',
-    );
-  }
+  const cap = memory * (fraction ?? 1);
+  const subject =
+    fraction === null
+      ? `--memory ${formatBytes(memory)}`
+      : `--memory ${formatBytes(memory)} × --fraction ${fraction} (${formatBytes(cap)})`;
+  const message = cardTooSmall(
+    peakLiveBytes(trace),
+    { memory: cap, fraction: null },
+    subject,
+    `${trace.name}'s`,
+  );
+  if (message !== null) throw new UsageError(message);
 }

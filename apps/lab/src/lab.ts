@@ -13,6 +13,7 @@ import { mkdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join, resolve } from 'node:path';
 import { type Trace, trainingLoop } from '@allot/workloads';
+import { adviceOf } from './analysis/advice';
 import { describeDevice } from './analysis/device';
 import { ALL_ROWS, findRow, type LabRow, ROWS, TUNED_ROW, tuningOf } from './analysis/registry';
 import { segmentCalls, type TuneResult, tune } from './analysis/tune';
@@ -39,7 +40,7 @@ import {
   type WorkloadInput,
 } from './run';
 import { serveCommand } from './serve';
-import { formatBytes, formatCount, formatPercent, formatRatio } from './units';
+import { formatBytes, formatCount, formatRatio } from './units';
 import { watchCommand } from './watch/watch-command';
 import { builtInWorkloads, trainingModel } from './workloads';
 
@@ -201,7 +202,7 @@ function listText(): string {
 }
 
 function tuneCommand(trace: Trace, options: LabOptions, io: LabIo): number {
-  checkMemoryHoldsTrace(trace, options.memory);
+  checkMemoryHoldsTrace(trace, options.memory, options.fraction);
   const progress = progressReporter({
     quiet: options.quiet,
     stream: io.stderr as NodeJS.WriteStream,
@@ -213,16 +214,16 @@ function tuneCommand(trace: Trace, options: LabOptions, io: LabIo): number {
       progress.update(n, null, `settings tried: ${config === '' ? 'defaults' : config}`),
   });
   progress.done();
-  const conf = result.best.config;
+  const advice = adviceOf(result);
   const assumption = deviceLine(result);
+  const status = result.best.failures > 0 ? EXIT_FAILED_ALLOCATIONS : EXIT_OK;
   if (options.json) {
-    io.stdout.write(
-      `${JSON.stringify({ trace: trace.name, ...result, allocConf: conf, assumption }, null, 2)}\n`,
-    );
-    return result.best.failures > 0 ? EXIT_FAILED_ALLOCATIONS : EXIT_OK;
+    const json = { trace: trace.name, ...result, allocConf: advice.config, advice, assumption };
+    io.stdout.write(`${JSON.stringify(json, null, 2)}\n`);
+    return status;
   }
   const lines = [
-    `${trace.name}: ${formatCount(trace.length)} events, peak live ${formatBytes(result.defaults.peakLiveBytes)}` +
+    `${trace.name}: ${formatCount(trace.length)} events, peak live ${formatBytes(result.peakLiveBytes)}` +
       (trace.start ? ' (starting state included)' : ''),
     assumption,
     `searched ${result.tried.length} settings; figures in torch.cuda.memory_stats() units (reserved_bytes.all.peak)`,
@@ -242,54 +243,23 @@ function tuneCommand(trace: Trace, options: LabOptions, io: LabIo): number {
     ]);
   }
   lines.push(...formatColumns(table).map((line) => `  ${line}`));
-  lines.push('');
-  const segments = (run: typeof result.best) =>
-    `${formatCount(segmentCalls(run))} segment allocations (cudaMalloc or map calls)`;
-  if (conf === '' || result.savingBytes <= 0) {
+  lines.push('', advice.headline, `  ${advice.summary}`, `  ${advice.because}`);
+  if (advice.config !== null && advice.config !== '') {
     lines.push(
-      "PyTorch's defaults are already the best setting found for this trace (keep PYTORCH_CUDA_ALLOC_CONF unset):",
+      `  ${formatCount(segmentCalls(result.best))} segment allocations (cudaMalloc or map calls), ` +
+        `against ${formatCount(segmentCalls(result.defaults))} with the defaults`,
     );
-    const like = result.likeForLike;
-    if (like !== undefined) {
-      lines.push(
-        `  (a setting of the other segment regime peaks at ${formatBytes(like.bestPeakReservedBytes)} only because it starts without ` +
-          `the ${formatBytes(like.startCacheBytes)} PyTorch held cached before the window; from the same start the defaults reach ` +
-          `${formatBytes(like.defaultsPeakReservedBytes)})`,
-      );
-    }
+  }
+  if (advice.deviceDependent !== undefined) {
     lines.push(
-      `  predicted peak reserved ${formatBytes(result.defaults.peakReservedBytes)}, ${segments(result.defaults)}`,
+      `  note: ${advice.deviceDependent}; ` +
+        (result.origin === 'assumed'
+          ? 'the device was assumed: state yours with --memory and --fraction before relying on it'
+          : 'it holds only on a device like that one'),
     );
-  } else {
-    lines.push(`PYTORCH_CUDA_ALLOC_CONF=${conf}`);
-    const against =
-      result.likeForLike?.defaultsPeakReservedBytes ?? result.defaults.peakReservedBytes;
-    lines.push(
-      `  predicted peak reserved ${formatBytes(result.best.peakReservedBytes)} instead of ${formatBytes(against)} with the defaults: ` +
-        `${formatBytes(result.savingBytes)} saved (${formatPercent(result.savingFraction)})`,
-    );
-    lines.push(
-      `  ${segments(result.best)}, against ${segments(result.defaults)} with the defaults`,
-    );
-    const like = result.likeForLike;
-    if (like !== undefined) {
-      lines.push(
-        `  like for like: both from the live blocks at the window's start; the defaults restoring the recorded start reach ` +
-          `${formatBytes(result.defaults.peakReservedBytes)}, of which ${formatBytes(like.startCacheBytes)} is cache PyTorch held ` +
-          'before the window, which this setting cannot restore',
-      );
-    }
-    if (result.unlimitedSavingBytes < result.savingBytes / 2) {
-      lines.push(
-        `  note: this saving comes from the device figures above (without a memory limit it is ${formatBytes(result.unlimitedSavingBytes)}); ` +
-          (result.origin === 'assumed'
-            ? 'they were assumed: state yours with --memory and --fraction before relying on it'
-            : 'it holds only on a device like that one'),
-      );
-    }
   }
   io.stdout.write(`${lines.join('\n')}\n`);
-  return result.best.failures > 0 ? EXIT_FAILED_ALLOCATIONS : EXIT_OK;
+  return status;
 }
 
 /**

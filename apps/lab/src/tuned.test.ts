@@ -38,7 +38,7 @@ describe('caching-tuned', () => {
     expect(lab.status).toBe(EXIT_OK);
     // The row, named with its setting, in the table; the recommendation and what was searched.
     expect(lab.stdout).toContain(`caching-tuned (${conf})`);
-    expect(lab.stdout).toContain(`Recommended: PYTORCH_CUDA_ALLOC_CONF=${conf},`);
+    expect(lab.stdout).toContain(`Recommended: PYTORCH_CUDA_ALLOC_CONF=${conf}. Predicted`);
     expect(lab.stdout).toMatch(/max_split_size_mb.*roundup_power2_divisions.*expandable_segments/);
     const json = JSON.parse(
       (await run([...TRAINING, '--allocators', 'caching,caching-tuned', '--no-report', '--json']))

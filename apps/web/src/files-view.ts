@@ -1,7 +1,7 @@
 /**
- * The files the page was given: each with how far its reading is (bytes read of its size, entries
- * read), then how many traces it held, or why it could not be read; once read (or not), a button
- * takes it away.
+ * The files the page was given: each with how far its reading is (bytes read of its size, trace
+ * entries read), then how many traces it held and the events replayed of those entries, or why it
+ * could not be read; once read (or not), a button takes it away.
  */
 import { byId, formatCount, h } from '@allot/lab/ui';
 import type { OpenedTrace } from './protocol';
@@ -11,6 +11,8 @@ interface Item {
   readonly bar: HTMLProgressElement;
   readonly text: HTMLSpanElement;
   readonly remove: HTMLButtonElement;
+  /** Trace entries read (pickled snapshots), as the reader last said. */
+  entries: number;
 }
 
 const MB = 1e6;
@@ -44,7 +46,7 @@ export class FilesView {
       text,
     );
     this.list.append(row);
-    this.items.set(id, { row, bar, text, remove });
+    this.items.set(id, { row, bar, text, remove, entries: 0 });
   }
 
   /** Takes file `id`'s row away. */
@@ -58,8 +60,9 @@ export class FilesView {
     if (!item) return;
     if (totalBytes !== null) item.bar.max = totalBytes;
     item.bar.value = bytesRead;
+    item.entries = events;
     const of = totalBytes === null ? '' : ` of ${(totalBytes / MB).toFixed(1)}`;
-    item.text.textContent = `${(bytesRead / MB).toFixed(1)}${of} MB read${events > 0 ? `, ${formatCount(events)} entries` : ''}`;
+    item.text.textContent = `${(bytesRead / MB).toFixed(1)}${of} MB read${events > 0 ? `, ${formatCount(events)} trace entries` : ''}`;
   }
 
   opened(id: number, traces: readonly OpenedTrace[]): void {
@@ -69,7 +72,15 @@ export class FilesView {
     item.bar.value = item.bar.max;
     const events = traces.reduce((sum, trace) => sum + trace.events, 0);
     const devices = traces.length === 1 ? '' : `${traces.length} devices, `;
-    item.text.textContent = `read: ${devices}${formatCount(events)} events`;
+    // A snapshot's trace records each free twice (requested, then completed) and PyTorch's own
+    // segment entries: the replay's events are its allocations and completed frees.
+    const of =
+      item.entries > events
+        ? ` (allocations and frees) from ${formatCount(item.entries)} trace entries; the other entries are free requests and PyTorch's segment entries`
+        : '';
+    item.text.textContent = `read: ${devices}${formatCount(events)} events${of}`;
+    item.text.dataset.events = String(events);
+    item.text.dataset.entries = String(item.entries);
     item.bar.hidden = true;
     item.remove.hidden = false;
   }

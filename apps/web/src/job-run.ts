@@ -5,6 +5,9 @@
  */
 import {
   adviseJob,
+  cardTooSmall,
+  type FailedRankNote,
+  failedRankText,
   jobCandidates,
   parseAllocConf,
   type RankSettings,
@@ -13,6 +16,7 @@ import {
   segmentCalls,
   type Trace,
 } from '@allot/lab/engine';
+import { peakLiveBytes } from '@allot/workloads';
 import type { FromEngine, JobRequest } from './protocol';
 
 const pause = () => new Promise((resolve) => setTimeout(resolve, 0));
@@ -29,10 +33,17 @@ export async function runJob(
   const fraction = memory !== undefined && knobs.fraction !== null ? knobs.fraction : undefined;
   const candidates = jobCandidates(fraction !== undefined);
   const ranks: RankSettings[] = [];
+  const failed: FailedRankNote[] = [];
   for (const { rank, trace: index } of request.ranks) {
     const trace = traces[index];
     if (trace === undefined) throw new Error(`rank ${rank}: no trace ${index}`);
     const { device } = searchDevice(trace, { memory, fraction });
+    // As `tune DIR --memory` does: a rank the card cannot hold fails, and the others go on.
+    const tooSmall = cardTooSmall(peakLiveBytes(trace), device, undefined, `rank ${rank}'s`);
+    if (memory !== undefined && tooSmall !== null) {
+      failed.push({ rank, message: tooSmall });
+      continue;
+    }
     const settings: RankSettings['settings'][number][] = [];
     for (const config of candidates) {
       await pause();
@@ -47,14 +58,20 @@ export async function runJob(
       post({
         type: 'job-progress',
         seq,
-        done: ranks.length * candidates.length + settings.length,
+        done: (ranks.length + failed.length) * candidates.length + settings.length,
         total: request.ranks.length * candidates.length,
       });
     }
     ranks.push({ rank, settings });
   }
   const advice = adviseJob(candidates, ranks);
-  if (advice === null) throw new Error('the job has no ranks');
+  if (advice === null) {
+    throw new Error(
+      failed.length > 0
+        ? `no rank could be replayed: ${failed.map(failedRankText).join('; ')}`
+        : 'the job has no ranks',
+    );
+  }
   post({
     type: 'job-advised',
     seq,
@@ -63,5 +80,7 @@ export async function runJob(
     defaultsWorst: advice.defaultsWorst,
     savingBytes: advice.savingBytes,
     candidates: candidates.length,
+    ranks: ranks.length,
+    failed,
   });
 }

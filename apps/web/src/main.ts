@@ -182,14 +182,11 @@ engine.addEventListener('message', (event: MessageEvent<FromEngine>) => {
       return;
     case 'failed':
       files.failed(message.id, message.message);
+      job.failedFile(message.id, message.message);
       return;
     case 'opened': {
       files.opened(message.id, message.traces);
-      job.opened(
-        message.id,
-        traces.length,
-        message.traces.map((trace) => trace.events),
-      );
+      job.opened(message.id, traces.length, message.traces);
       const first = traces.length === 0;
       traces.push(...message.traces);
       byId('what-if').hidden = false;

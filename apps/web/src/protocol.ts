@@ -10,7 +10,15 @@
  *  page ◄── progress, opened, failed, replayed ── engine      tuner ── tried, tuned ──► page
  * ```
  */
-import type { Advice, GroupBy, GrownGroup, PoolState, Trace, TuneResult } from '@allot/lab/engine';
+import type {
+  Advice,
+  FailedRankNote,
+  GroupBy,
+  GrownGroup,
+  PoolState,
+  Trace,
+  TuneResult,
+} from '@allot/lab/engine';
 import type { ReportData, StackTreeData } from '@allot/lab/report';
 import type { RowBrief } from '@allot/lab/ui';
 
@@ -149,6 +157,10 @@ export type FromEngine =
       readonly defaultsWorst: { readonly rank: number; readonly peakReservedBytes: number };
       readonly savingBytes: number;
       readonly candidates: number;
+      /** Ranks replayed. */
+      readonly ranks: number;
+      /** Ranks left out: their card is smaller than their peak live bytes. */
+      readonly failed: readonly FailedRankNote[];
     }
   | { readonly type: 'job-failed'; readonly seq: number; readonly message: string };
 

@@ -140,7 +140,12 @@ export class StateView {
   show(trace: number, state: PoolState): void {
     if (trace !== Number(this.pick.value) || state.event !== Number(this.slider.value)) return;
     const reserved = state.segments.reduce((sum, segment) => sum + segment.size, 0);
-    this.event.textContent = `event ${formatCount(state.event)} of ${formatCount(state.events)}`;
+    // Events are numbered from 0, as the report numbers them: the last is events − 1.
+    const last = state.events - 1;
+    this.event.textContent =
+      state.event === last
+        ? `event ${formatCount(state.event)}, the last (events 0 to ${formatCount(last)})`
+        : `event ${formatCount(state.event)} of 0 to ${formatCount(last)}`;
     this.event.dataset.event = String(state.event);
     this.event.dataset.state = 'ready';
     this.what.replaceChildren(

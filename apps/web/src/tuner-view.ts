@@ -114,11 +114,21 @@ export class TunerView {
       (a, b) => a.failures - b.failures || a.peakReservedBytes - b.peakReservedBytes,
     );
     const defaults = search.tried.find((run) => run.config === '');
-    const worst = Math.max(...sorted.slice(0, SHOWN).map((run) => run.peakReservedBytes), 1);
-    const rows = sorted.slice(0, SHOWN).map((run, i) =>
+    // Once advised, the row marked is the advice's (shown even when others are lower), not the lowest.
+    const advised = search.advice?.config;
+    const shown = sorted.slice(0, SHOWN);
+    const advisedRun = sorted.find((run) => run.config === advised);
+    if (advisedRun !== undefined && !shown.includes(advisedRun)) shown[SHOWN - 1] = advisedRun;
+    const marked = (run: RowBrief, i: number) =>
+      advised === undefined ? i === 0 : run.config === advised;
+    const worst = Math.max(...shown.map((run) => run.peakReservedBytes), 1);
+    const rows = shown.map((run, i) =>
       h(
         'tr',
-        { class: i === 0 ? 'best' : run.failures > 0 ? 'failed' : '' },
+        {
+          class: marked(run, i) ? 'best' : run.failures > 0 ? 'failed' : '',
+          'data-config': run.config,
+        },
         h('th', { class: 'setting' }, settingName(run.config)),
         h(
           'td',
@@ -142,7 +152,7 @@ export class TunerView {
       ),
     );
     const status = search.advice
-      ? `${formatCount(search.tried.length)} settings tried`
+      ? `${formatCount(search.tried.length)} settings tried${advised === null ? '' : `, ${advised === '' ? "PyTorch's defaults" : 'the advice'} marked`}`
       : `searching: ${formatCount(search.tried.length)} settings tried…`;
     return h(
       'div',
@@ -169,23 +179,36 @@ export class TunerView {
     );
   }
 
+  /** The advice in the words `tune` and the report use (`adviceOf`), and its setting to copy or try. */
   private adviceView(search: Search): HTMLElement {
     const advice = search.advice!;
-    const text = line(advice.config);
-    const code = h('code', { 'data-testid': 'advice' }, text);
-    const copyButton = h('button', { type: 'button' }, 'Copy');
-    copyButton.addEventListener('click', () => void copy(text, copyButton, code));
-    const tryButton = h('button', { type: 'button' }, 'Try it');
-    tryButton.addEventListener('click', () => this.onTry(search.bestKnobs!));
-    const saving =
-      advice.config === ''
-        ? `PyTorch's defaults are already the best setting found: keep PYTORCH_CUDA_ALLOC_CONF unset (predicted peak reserved ${formatBytes(advice.peakReservedBytes)}).`
-        : `Predicted peak reserved ${formatBytes(advice.peakReservedBytes)} instead of ${formatBytes(advice.defaultsPeakReservedBytes)} with the defaults: ${formatBytes(advice.savingBytes)} saved (${(advice.savingFraction * 100).toFixed(1)} %).`;
+    const attributes = {
+      class: `advice${advice.config === null ? ' refused' : ''}`,
+      'data-testid': 'tuner-advice',
+      'data-trace': search.trace,
+      'data-reason': advice.reason,
+      'data-config': advice.config ?? '',
+      'data-advised': String(advice.config !== null),
+      'data-saving-bytes': String(advice.savingBytes),
+    };
+    let first: HTMLElement;
+    if (advice.config !== null && advice.config !== '') {
+      const text = line(advice.config);
+      const code = h('code', { 'data-testid': 'advice' }, text);
+      const copyButton = h('button', { type: 'button' }, 'Copy');
+      copyButton.addEventListener('click', () => void copy(text, copyButton, code));
+      const tryButton = h('button', { type: 'button' }, 'Try it');
+      tryButton.addEventListener('click', () => this.onTry(search.bestKnobs!));
+      first = h('div', { class: 'advice-line' }, code, copyButton, tryButton);
+    } else {
+      first = h('p', { class: 'advice-headline' }, h('b', {}, advice.headline));
+    }
     return h(
       'div',
-      { class: 'advice' },
-      h('div', { class: 'advice-line' }, code, copyButton, tryButton),
-      h('p', {}, saving),
+      attributes,
+      first,
+      h('p', { class: 'advice-summary' }, advice.summary),
+      h('p', { class: 'advice-because small' }, advice.because),
       ...(advice.deviceDependent
         ? [h('p', { class: 'warning' }, `Note: ${advice.deviceDependent}.`)]
         : []),

@@ -27,9 +27,17 @@ export async function serve(...files: string[]): Promise<{ child: ChildProcess; 
   return { child, url };
 }
 
-/** A tab that records console problems; the context blocks and counts requests elsewhere. */
-export async function tab(context: BrowserContext, problems: string[]): Promise<Page> {
+/**
+ * A tab that records console problems (the context blocks and counts requests elsewhere), `width`
+ * CSS pixels wide (a phone's height at 390, else the context's).
+ */
+export async function tab(
+  context: BrowserContext,
+  problems: string[],
+  width?: number,
+): Promise<Page> {
   const page = await context.newPage();
+  if (width !== undefined) await page.setViewportSize({ width, height: width < 600 ? 844 : 900 });
   page.on('console', (message) => {
     if (message.type() === 'error' || message.type() === 'warning')
       problems.push(`${message.type()}: ${message.text()}`);

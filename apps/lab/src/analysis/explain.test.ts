@@ -56,6 +56,25 @@ describe('explainWorkload', () => {
     expect(explain.rowSeconds).toHaveLength(3);
   });
 
+  it('draws a recording 0 s long on its events, not on a time axis with nothing on it', () => {
+    const flat = fixture();
+    const zero: Trace = { ...flat, time: new Float64Array(flat.length).fill(flat.time![0]!) };
+    const rows = [findRow('caching')!];
+    const [still] = runWorkloads(
+      [{ id: 'still', title: 'still', description: 'no time passes', trace: zero }],
+      rows,
+      null,
+      undefined,
+      undefined,
+      { skipTiming: true },
+    );
+    const explained = still!.explain!;
+    expect(explained.gridSeconds).toBeUndefined();
+    expect(explained.rowSeconds).toBeUndefined();
+    expect(explained.peak.seconds).toBeUndefined();
+    expect(explained.diagnosis.peak).toMatch(/^Live bytes peaked at .* at event \d/);
+  });
+
   it('draws the known allocation with its frames, and finds the peak and its sizes', () => {
     const scores = explain.timeline.allocations.find((a) => a.id === SCORES_BLOCK)!;
     expect(scores.size).toBe(32 * MiB);

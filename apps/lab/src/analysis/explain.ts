@@ -13,11 +13,12 @@
  */
 import { EventKind, type Trace } from '@allot/workloads';
 import { formatBytes, formatCount, formatPercent, formatRatio, formatSeconds } from '../units';
-import { describeDevice } from './device';
+import { type Advice, adviceOf, adviceParagraph } from './advice';
 import { frameText, type Holder, holdersOf } from './holders';
 import { type LayoutView, peakEventIndex, type RowResult } from './measure';
 import { recommendedRun, searchedKnobs } from './registry';
 import { type StackTree, stackTreeOf } from './stack-tree';
+import { stackSource } from './stack-source';
 import type { TuneResult } from './tune';
 
 /** Points of the common grid (the event of peak live bytes is added). */
@@ -51,6 +52,8 @@ export interface ReportAllocation {
   readonly stream: number;
   /** `name (file:line)`, innermost first, when recorded. */
   readonly frames?: readonly string[];
+  /** What made it, from its stack (`stack-source.ts`), when the trace has stacks (the peak's largest). */
+  readonly source?: string;
 }
 
 /** The active-memory timeline: drawn allocations over grid indices, and the rest as one band. */
@@ -64,23 +67,6 @@ export interface Timeline {
   readonly rest: readonly number[];
   /** Allocations in the trace, and how many of them are drawn. */
   readonly total: number;
-}
-
-/** The recommendation of `tune`, as the report states it. */
-export interface Advice {
-  /** `PYTORCH_CUDA_ALLOC_CONF` ('' when the defaults are already best). */
-  readonly config: string;
-  readonly peakReservedBytes: number;
-  readonly defaultsPeakReservedBytes: number;
-  readonly savingBytes: number;
-  readonly savingFraction: number;
-  /** The device the search ran on, and where its figures came from. */
-  readonly device: string;
-  readonly settingsTried: number;
-  /** The knobs the search tried, in words. */
-  readonly searched: string;
-  /** Set when most of the saving comes from the device figures (it shrinks without a limit). */
-  readonly deviceDependent?: string;
 }
 
 /** The diagnosis in plain words, one paragraph per topic. */
@@ -143,27 +129,6 @@ export interface ExplainOptions {
   readonly tuning?: TuneResult;
   /** PyTorch's recorded peak reserved bytes. */
   readonly recordedPeakReservedBytes?: number;
-}
-
-/** The advice of a tuning run. */
-export function adviceOf(result: TuneResult): Advice {
-  const { fraction, origin } = describeDevice(result);
-  const better = recommendedRun(result) !== result.defaults;
-  return {
-    config: better ? result.best.config : '',
-    peakReservedBytes: better ? result.best.peakReservedBytes : result.defaults.peakReservedBytes,
-    defaultsPeakReservedBytes: result.defaults.peakReservedBytes,
-    savingBytes: better ? result.savingBytes : 0,
-    savingFraction: better ? result.savingFraction : 0,
-    device: `${formatBytes(result.device.memory)} GPU, ${fraction} (${origin})`,
-    settingsTried: result.tried.length,
-    searched: searchedKnobs(result.device.fraction !== null),
-    ...(better && result.unlimitedSavingBytes < result.savingBytes / 2
-      ? {
-          deviceDependent: `this saving comes from the device figures: without a memory limit it is ${formatBytes(result.unlimitedSavingBytes)}`,
-        }
-      : {}),
-  };
 }
 
 /** Whether a trace is PyTorch's (a snapshot or a profiler trace). */
@@ -244,8 +209,13 @@ export function explainWorkload(
   const { length, kind, id, size } = trace;
   const peakAt = peakEventIndex(trace);
   const grid = gridOf(length, GRID_POINTS, peakAt);
-  const time = trace.time;
-  const origin = time && length > 0 ? time[0]! : 0;
+  // A recording whose events all have one time (0 s long) is drawn on its events: seconds would
+  // put every event at 0 on an axis of nothing.
+  const time =
+    trace.time !== undefined && length > 0 && trace.time[length - 1]! > trace.time[0]!
+      ? trace.time
+      : undefined;
+  const origin = time ? time[0]! : 0;
   const seconds = (event: number): number | undefined =>
     time && event >= 0 && event < length ? (time[event]! - origin) / 1e6 : undefined;
 
@@ -404,7 +374,11 @@ export function explainWorkload(
     event: peakAt,
     ...(peakSeconds !== undefined ? { seconds: peakSeconds } : {}),
     liveBytes: peakLive,
-    largest: liveAtPeak.slice(0, PEAK_TABLE_ROWS).map(allocation),
+    largest: liveAtPeak.slice(0, PEAK_TABLE_ROWS).map((block) => {
+      if (trace.frames === undefined || trace.frames.size === 0) return allocation(block);
+      const source = stackSource(trace.frames.get(block), block < (trace.start?.events ?? 0));
+      return { ...allocation(block), source: source.text };
+    }),
     bySize,
     bySource: holdersOf(trace, liveAtPeak, (block) => size[allocEvent[block]!]!),
     ...(stacks ? { stacks } : {}),
@@ -517,7 +491,11 @@ function diagnose(
     const segment = trace.recordedSegments
       ?.filter((s) => s.event <= top)
       .reduce<{ event: number; size: number } | undefined>((_, s) => s, undefined);
-    const time = trace.time ? (trace.time[top]! - trace.time[0]!) / 1e6 : undefined;
+    // Times only where the peak has one (none for a recording 0 s long).
+    const time =
+      trace.time && peak.seconds !== undefined
+        ? (trace.time[top]! - trace.time[0]!) / 1e6
+        : undefined;
     peakText +=
       ` PyTorch's reserved bytes reached their peak of ${formatBytes(recorded[top]!)} at ${at(time, top)}` +
       (segment && segment.event < trace.length
@@ -525,28 +503,27 @@ function diagnose(
         : '.');
   }
 
-  let adviceText: string | undefined;
-  if (advice) {
-    adviceText =
-      advice.config === ''
-        ? `PyTorch's defaults are the best of ${advice.settingsTried} settings the tuner tried: keep PYTORCH_CUDA_ALLOC_CONF unset ` +
-          `(predicted peak reserved ${formatBytes(advice.defaultsPeakReservedBytes)}). Searched: ${advice.searched}. Device: ${advice.device}.`
-        : `Recommended: PYTORCH_CUDA_ALLOC_CONF=${advice.config}, predicted peak reserved ${formatBytes(advice.peakReservedBytes)} ` +
-          `instead of ${formatBytes(advice.defaultsPeakReservedBytes)} with the defaults, ${formatBytes(advice.savingBytes)} saved ` +
-          `(${formatPercent(advice.savingFraction)}), the best of ${advice.settingsTried} settings tried. Searched: ${advice.searched}. ` +
-          `Device: ${advice.device}` +
-          (advice.deviceDependent !== undefined ? `; ${advice.deviceDependent}.` : '.');
-  }
+  const adviceText = advice ? adviceParagraph(advice) : undefined;
 
   let action: string;
-  if (advice && advice.config !== '') {
-    action = `Set PYTORCH_CUDA_ALLOC_CONF=${advice.config} to save about ${formatBytes(advice.savingBytes)} of peak reserved memory.`;
+  if (advice && advice.config !== null && advice.config !== '') {
+    action =
+      advice.reason === 'fewer-failures'
+        ? `Set PYTORCH_CUDA_ALLOC_CONF=${advice.config}: with it no allocation fails on this card.`
+        : `Set PYTORCH_CUDA_ALLOC_CONF=${advice.config} to save about ${formatBytes(advice.savingBytes)} of peak reserved memory.`;
+  } else if (advice && advice.config === null) {
+    action = `${advice.headline}: ${advice.summary}`;
   } else if (split.reserved > 0 && split.fragmented > 0.25 * split.reserved) {
-    action = `Fragmentation holds ${formatBytes(split.fragmented)}: try expandable_segments:True, or free the ${formatBytes(bySize[0]?.size ?? 0)} blocks sooner.`;
+    // With the tuner's search, a setting it found no better is not suggested.
+    action = advice
+      ? `Fragmentation holds ${formatBytes(split.fragmented)}, but no setting the tuner tried lowers the peak (see its advice): free the ${formatBytes(bySize[0]?.size ?? 0)} blocks sooner.`
+      : `Fragmentation holds ${formatBytes(split.fragmented)}: try expandable_segments:True, or free the ${formatBytes(bySize[0]?.size ?? 0)} blocks sooner.`;
   } else if (split.reserved > 0 && split.live >= 0.75 * split.reserved) {
     action =
       `Reserved memory is mostly live data: to lower the peak, keep fewer of the ${formatBytes(bySize[0]?.size ?? 0)} ` +
       `allocations live at ${at(peak.seconds, peak.event)}${fewerLive(trace.meta)}.`;
+  } else if (advice) {
+    action = `${advice.headline}. ${advice.because}`;
   } else {
     const usable = usableRows(trace.meta, rows).filter(
       (row) => row.failures === 0 && Number.isFinite(row.ratio),

@@ -1,7 +1,7 @@
 import type { StackFrame, Trace } from '@allot/workloads';
 import { TraceBuilder } from '@allot/workloads';
 import { describe, expect, it } from 'vitest';
-import { holdersOf, isUserFrame, topUserFrame } from './holders';
+import { holdersOf, isUserFrame, userFrame } from './holders';
 
 const torch: StackFrame = {
   filename: '/opt/venv/lib/python3.11/site-packages/torch/nn/modules/linear.py',
@@ -33,21 +33,52 @@ describe('who holds the memory', () => {
       false,
     );
     expect(isUserFrame(attention)).toBe(true);
-    expect(topUserFrame([torch, attention, step])).toBe(attention);
-    expect(topUserFrame([torch])).toBe(torch);
+    expect(userFrame([torch, attention, step])).toBe(attention);
+    expect(userFrame([torch])).toBeUndefined();
     expect(isUserFrame({ filename: '', line: 0, name: 'c10::cuda::malloc' })).toBe(false);
   });
 
   it('sums the bytes of the given blocks by top user frame, largest first', () => {
     const sizes = [100, 200, 300, 400];
     expect(holdersOf(trace(), [0, 1, 2, 3], (block) => sizes[block]!)).toEqual([
-      { frame: '(no stack recorded)', bytes: 400, blocks: 1 },
-      { frame: 'attention (model.py:88)', bytes: 300, blocks: 2 },
-      { frame: 'mlp (model.py:50)', bytes: 300, blocks: 1 },
+      { frame: '(no stack recorded)', origin: 'none', bytes: 400, blocks: 1 },
+      { frame: 'attention (model.py:88)', origin: 'code', bytes: 300, blocks: 2 },
+      { frame: 'mlp (model.py:50)', origin: 'code', bytes: 300, blocks: 1 },
     ]);
     expect(holdersOf(trace(), [2], (block) => sizes[block]!)).toEqual([
-      { frame: 'mlp (model.py:50)', bytes: 300, blocks: 1 },
+      { frame: 'mlp (model.py:50)', origin: 'code', bytes: 300, blocks: 1 },
     ]);
+  });
+
+  it('never credits a C++ frame as a source line: a block with no frame of yours says what made it', () => {
+    const unwind: StackFrame = { filename: '??', line: 0, name: 'torch::unwind::unwind()' };
+    const engine: StackFrame = {
+      filename: '??',
+      line: 0,
+      name: 'torch::autograd::Engine::thread_main(std::shared_ptr<torch::autograd::GraphTask> const&)',
+    };
+    const thread: StackFrame = {
+      filename: 'thread48.o',
+      line: 0,
+      name: 'execute_native_thread_routine',
+    };
+    const builder = new TraceBuilder('cpp');
+    for (const bytes of [100, 200, 300]) builder.alloc(bytes);
+    const cpp: Trace = {
+      ...builder.build('cpp'),
+      frames: new Map<number, readonly StackFrame[]>([
+        [0, [unwind, engine, thread]],
+        [1, [unwind]],
+        [2, [unwind, torch, attention]],
+      ]),
+    };
+    const holders = holdersOf(cpp, [0, 1, 2], (block) => [100, 200, 300][block]!);
+    expect(holders.map((holder) => holder.frame)).toEqual([
+      'attention (model.py:88)',
+      'C++ with no Python frame',
+      "backward, on the autograd engine's thread (C++, no Python frame)",
+    ]);
+    expect(holders.map((holder) => holder.origin)).toEqual(['code', 'native', 'backward']);
   });
 
   it('says nothing for a trace without stacks', () => {

@@ -1,15 +1,22 @@
 /**
- * Who holds the memory at a moment, by source line: each live block's stack reduced to its top user
- * frame (the innermost frame outside PyTorch, the standard library and C++ code), the blocks' bytes
- * summed per frame. It answers "which line of my code holds the memory at the peak" from a snapshot
- * recorded with `stacks="python"` (or `"all"`), as memory_viz's stack view does by hand.
+ * Who holds the memory at a moment, by source line: each live block's stack reduced to what made it
+ * (`stack-source.ts`: the innermost frame of the program's own code, else what the stack shows
+ * instead: a library's frame, C++ on the autograd engine's thread during backward, C++ alone), the
+ * blocks' bytes summed per source. It answers "which line of my code holds the memory at the peak"
+ * from a snapshot recorded with `stacks="python"` (or `"all"`), as memory_viz's stack view does by
+ * hand.
  */
-import type { StackFrame, Trace } from '@allot/workloads';
+import type { Trace } from '@allot/workloads';
+import { type StackOrigin, stackSource } from './stack-source';
 
-/** One source line's share of the live bytes. */
+export { frameText, isUserFrame, userFrame } from './stack-source';
+
+/** One source's share of the live bytes. */
 export interface Holder {
-  /** `name (file:line)` of the top user frame. */
+  /** `name (file:line)` of the frame of your own code, or what made the blocks, in words. */
   readonly frame: string;
+  /** Where the blocks' stacks lead: `code` when `frame` is a line of your own code. */
+  readonly origin: StackOrigin;
   readonly bytes: number;
   /** Live blocks allocated from it. */
   readonly blocks: number;
@@ -19,31 +26,8 @@ export interface Holder {
 export const HOLDER_ROWS = 10;
 
 /**
- * Frames of PyTorch itself, installed packages, the interpreter's own, and C++ frames (a C or CUDA
- * source, `??`, or no file at all).
- */
-const LIBRARY =
-  /(?:site-packages|dist-packages)[\\/]|[\\/]torch[\\/]|^<|[\\/]lib[\\/]python\d|\.(?:cpp|cc|cxx|c|h|hpp|cu|cuh)$|^\?\?$|^$/;
-
-/** Whether `frame` is the program's own code rather than a library's. */
-export function isUserFrame(frame: StackFrame): boolean {
-  return !LIBRARY.test(frame.filename);
-}
-
-/** The frame that stands for a stack: its innermost user frame, else its innermost frame. */
-export function topUserFrame(frames: readonly StackFrame[]): StackFrame | undefined {
-  return frames.find(isUserFrame) ?? frames[0];
-}
-
-/** `name (file:line)`. */
-export function frameText(frame: StackFrame): string {
-  return `${frame.name} (${frame.filename}:${frame.line})`;
-}
-
-/**
- * The source lines holding the most of `blocks`' bytes (block ids of `trace`, each with its bytes
- * in `bytesOf`), by top user frame, the blocks without a stack summed as `(no stack recorded)`.
- * Empty when the trace has no stacks.
+ * The sources holding the most of `blocks`' bytes (block ids of `trace`, each with its bytes in
+ * `bytesOf`), by {@link stackSource}. Empty when the trace has no stacks.
  */
 export function holdersOf(
   trace: Trace,
@@ -53,18 +37,17 @@ export function holdersOf(
 ): Holder[] {
   const frames = trace.frames;
   if (frames === undefined || frames.size === 0) return [];
-  const sums = new Map<string, { bytes: number; blocks: number }>();
+  const before = trace.start?.events ?? 0;
+  const sums = new Map<string, { origin: StackOrigin; bytes: number; blocks: number }>();
   for (const block of blocks) {
-    const stack = frames.get(block);
-    const top = stack === undefined ? undefined : topUserFrame(stack);
-    const key = top === undefined ? '(no stack recorded)' : frameText(top);
-    const sum = sums.get(key) ?? { bytes: 0, blocks: 0 };
+    const { origin, text } = stackSource(frames.get(block), block < before);
+    const sum = sums.get(text) ?? { origin, bytes: 0, blocks: 0 };
     sum.bytes += bytesOf(block);
     sum.blocks++;
-    sums.set(key, sum);
+    sums.set(text, sum);
   }
   return [...sums.entries()]
-    .map(([frame, sum]) => ({ frame, ...sum }))
+    .map(([frame, { origin, bytes, blocks }]) => ({ frame, origin, bytes, blocks }))
     .sort((a, b) => b.bytes - a.bytes || (a.frame < b.frame ? -1 : 1))
     .slice(0, rows);
 }

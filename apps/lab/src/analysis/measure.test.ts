@@ -28,7 +28,11 @@ describe('measureRow', () => {
 
   it('times a long sampled pass by its replay alone, a short one by separate runs', () => {
     const row = findRow('caching')!;
-    const long = measureRow(trace, row, profile, null, { seriesPoints: 50, longPassMs: 0 });
+    const long = measureRow(trace, row, profile, null, {
+      seriesPoints: 50,
+      longPassMs: 0,
+      warmupEvents: 0,
+    });
     expect(long.timedRuns).toBe(1);
     expect(long.nsPerEvent).toBeGreaterThan(0);
     expect(Number.isFinite(long.nsPerEvent)).toBe(true);

@@ -7,13 +7,12 @@
  *                 of peak live bytes: layout at peak (layouts cost one object per block: with many
  *                 blocks live, they are taken at fewer samples, at most LAYOUT_BLOCK_BUDGET blocks
  *                 per row, and fragmentation holds its last value in between)
- *  timed passes   untimed warm-up (unless the sampled pass, of 2 × STEADY_RUN_MS or more, was
- *                 one), then whole replays until ≥ MIN_TIMED_RUNS runs and ≥ MIN_TIMED_MS ms, or
- *                 runs of STEADY_RUN_MS each (at most MAX_TIMED_RUNS, and no new run past
- *                 MAX_TIMED_MS), reset() between runs: median ns/event. A trace whose sampled pass
- *                 alone takes MIN_TIMED_MS is long enough to be timed by that pass: the time of its
- *                 slices of replay in its latter half, when the replay's code is compiled and
- *                 warm, without the samples between them (one replay of a big snapshot, not three)
+ *  timed passes   whole replays, reset() between them, warmed up and timed as
+ *                 `replay-timing.ts` says: median ns/event. A trace whose sampled pass alone takes
+ *                 MIN_TIMED_MS, and whose first half is a warm-up (WARMUP_EVENTS), is timed by
+ *                 that pass: the time of its slices of replay in its latter half, when the
+ *                 replay's code is compiled and warm, without the samples between them (one
+ *                 replay of a big snapshot, not three)
  * ```
  *
  * The figures of the table (peak live, peak reserved, failures) come from the sampled pass, which
@@ -24,19 +23,9 @@ import { fragmentation } from '@allot/stats';
 import { EventKind, type Trace } from '@allot/workloads';
 import type { DeviceModel } from './device';
 import type { LabRow, TraceProfile } from './registry';
+import { MIN_TIMED_MS, timeReplays, WARMUP_EVENTS } from './replay-timing';
 import { beginReplay, type SegmentDecisions } from './row-instance';
 
-/** Timed runs: at least this many… */
-export const MIN_TIMED_RUNS = 3;
-/** …and at least this long in total, in ms (short traces are replayed more often). */
-export const MIN_TIMED_MS = 150;
-/**
- * A run this long (ms) is steady enough that {@link MIN_TIMED_RUNS} of them time a row, however
- * short their total (a snapshot of 100,000 events replays in about 15 ms).
- */
-export const STEADY_RUN_MS = 10;
-/** Timed runs at most. */
-export const MAX_TIMED_RUNS = 25;
 /** Points per time series (the report stays small whatever the trace's length). */
 export const SERIES_POINTS = 400;
 /**
@@ -44,8 +33,6 @@ export const SERIES_POINTS = 400;
  * on traces with millions of live blocks (a layout at every sample would be points × blocks).
  */
 export const LAYOUT_BLOCK_BUDGET = 4_000_000;
-/** No new timed run starts after this many ms of timed runs (long traces time once or twice). */
-export const MAX_TIMED_MS = 2000;
 /** Most runs drawn per layout; smaller neighbouring runs merge into mixed ones beyond it. */
 export const LAYOUT_RUNS = 2000;
 
@@ -103,9 +90,12 @@ export interface RowResult {
   readonly recordedOomsFailed?: number;
   /** Index of the first failed event, or −1. */
   readonly firstFailure: number;
+  /** Median ns per event of warm replays; NaN when not timed (`skipTiming`, or see `untimed`). */
   readonly nsPerEvent: number;
   readonly eventsPerSecond: number;
   readonly timedRuns: number;
+  /** Why a row whose timing was asked for has no ns/event (its replays never ran warm in time). */
+  readonly untimed?: string;
   readonly segments?: SegmentDecisions;
   readonly series: Series;
   readonly layoutAtPeak: LayoutView;
@@ -204,6 +194,11 @@ export interface MeasureOptions {
   readonly device?: DeviceModel;
   /** A sampled pass this long (ms) is the timing (see the module comment). @defaultValue MIN_TIMED_MS */
   readonly longPassMs?: number;
+  /**
+   * Events replayed before a time counts (see `replay-timing.ts`): a long pass is its timing only
+   * when its first half replays as many. @defaultValue WARMUP_EVENTS
+   */
+  readonly warmupEvents?: number;
   /**
    * Called in the sampled pass before each of the trace's releases the row replays, with its index
    * and the row's layout then (see `Replayer.beforeRelease`).
@@ -313,8 +308,8 @@ export function measureRow(
   // Timed passes.
   let nsPerEvent = Number.NaN;
   let timedRuns = 0;
+  let untimed: string | undefined;
   if (!options.skipTiming && trace.length > 0) {
-    const times: number[] = [];
     const runOnce = () => {
       instance.reset();
       // The sampled pass's replayer, restarted: its loop is compiled and warm.
@@ -323,30 +318,25 @@ export function measureRow(
       state.run();
       return performance.now() - start;
     };
-    if (sampledMs >= (options.longPassMs ?? MIN_TIMED_MS) && lateEvents > 0) {
-      // A pass this long is steady: the warm replay of its latter half is the time, per event.
-      times.push((lateMs * trace.length) / lateEvents);
+    // A pass this long, whose first half is a warm-up, is steady: the warm replay of its latter
+    // half is the time, per event.
+    const long =
+      sampledMs >= (options.longPassMs ?? MIN_TIMED_MS) &&
+      lateEvents > 0 &&
+      trace.length - lateEvents >= (options.warmupEvents ?? WARMUP_EVENTS);
+    const timing = long
+      ? { median: (lateMs * trace.length) / lateEvents, runs: 1 }
+      : timeReplays(runOnce, {
+          events: trace.length,
+          warmEvents: trace.length,
+          ...(options.warmupEvents !== undefined ? { warmupEvents: options.warmupEvents } : {}),
+        });
+    if (timing.median === null) {
+      untimed = timing.why;
     } else {
-      // A warm-up, unless the sampled pass was one already: a pass of a few steady runs' length
-      // has compiled the replay's loop.
-      if (sampledMs < 2 * STEADY_RUN_MS) runOnce();
-      let total = 0;
-      const enough = () =>
-        times.length >= MIN_TIMED_RUNS &&
-        (total >= MIN_TIMED_MS || total >= STEADY_RUN_MS * times.length);
-      while (
-        times.length < MAX_TIMED_RUNS &&
-        (times.length === 0 || (total < MAX_TIMED_MS && !enough()))
-      ) {
-        const ms = runOnce();
-        times.push(ms);
-        total += ms;
-      }
+      nsPerEvent = (timing.median * 1e6) / trace.length;
+      timedRuns = timing.runs;
     }
-    times.sort((a, b) => a - b);
-    const median = times[Math.floor(times.length / 2)]!;
-    nsPerEvent = (median * 1e6) / trace.length;
-    timedRuns = times.length;
   }
   instance.reset();
 
@@ -367,6 +357,7 @@ export function measureRow(
     nsPerEvent,
     eventsPerSecond: Number.isFinite(nsPerEvent) ? 1e9 / nsPerEvent : Number.NaN,
     timedRuns,
+    ...(untimed !== undefined ? { untimed } : {}),
     ...(segments ? { segments } : {}),
     series,
     layoutAtPeak: layoutView(layoutAtPeak),

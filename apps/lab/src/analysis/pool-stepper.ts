@@ -12,9 +12,9 @@
 import { type AllocatorSettings, formatAllocConf } from '@allot/caching';
 import { EventKind, NOT_LIVE, type Replayer, type Trace } from '@allot/workloads';
 import type { DeviceModel } from './device';
-import { frameText, topUserFrame } from './holders';
 import { type PoolInstance, poolInstance } from './pool-instance';
 import { beginReplay } from './row-instance';
+import { stackSource } from './stack-source';
 
 /** Figures per block in {@link PoolState.blocks}. */
 export const BLOCK_FIELDS = 5;
@@ -30,7 +30,7 @@ export interface PoolState {
   readonly bytes: number;
   /** Seconds since the trace's first event, when the recording states times. */
   readonly seconds: number | null;
-  /** `name (file:line)` of the top user frame of its block's stack, when recorded. */
+  /** What made its block (`stack-source.ts`): the frame of your own code, or what made it in words; null without a stack. */
   readonly frame: string | null;
   /** The address of the event's block (null when the pool could not serve it). */
   readonly address: number | null;
@@ -81,7 +81,6 @@ export class PoolStepper {
       return { address: segment.address, size: segment.size, pool: segment.pool ?? '' };
     });
     const stack = trace.frames?.get(id);
-    const top = stack === undefined ? undefined : topUserFrame(stack);
     const time = trace.time;
     return {
       event: i,
@@ -89,7 +88,7 @@ export class PoolStepper {
       kind: start ? 'start' : alloc ? 'alloc' : 'free',
       bytes: trace.size[i]!,
       seconds: time === undefined ? null : (time[i]! - time[0]!) / 1e6,
-      frame: top === undefined ? null : frameText(top),
+      frame: stack === undefined ? null : stackSource(stack).text,
       address: at === NOT_LIVE ? null : at,
       reservedBytes: this.instance.reserved(state),
       liveBytes: state.liveBytes,

@@ -13,13 +13,14 @@
  */
 import { countAllocConfKeys, parseAllocConf } from '@allot/caching';
 import type { Layout } from '@allot/core';
-import { NOT_LIVE, type Trace } from '@allot/workloads';
+import { NOT_LIVE, type StackFrame, type Trace } from '@allot/workloads';
 import { type DeviceModel, oomWall } from './device';
-import { frameText, type Holder, holdersOf, topUserFrame } from './holders';
+import { frameText, type Holder, holdersOf } from './holders';
 import { type LayoutView, layoutView } from './measure';
 import { oomProbes } from './oom-probes';
 import { poolInstance } from './pool-instance';
 import { beginReplay } from './row-instance';
+import { stackSource } from './stack-source';
 import { runPool, segmentCalls, type TuneResult, tune } from './tune';
 
 /**
@@ -44,8 +45,10 @@ export interface OomFigures {
   readonly capacitySource: 'oom' | '--memory' | '--fraction' | null;
   /** The failing request's stack, innermost first, as `name (file:line)`. */
   readonly frames?: readonly string[];
-  /** Its innermost frame in the program's own code (see `holders.ts`). */
+  /** Its innermost frame in the program's own code (see `stack-source.ts`), when it has one. */
   readonly at?: string;
+  /** Else what made the request, in words (a library's frame, C++ during backward, C++ alone). */
+  readonly madeBy?: string;
   /** What is wrong with the entry, if anything (the replay goes on). */
   readonly problem?: string;
   /**
@@ -128,10 +131,16 @@ export function oomFigures(trace: Trace, device?: DeviceModel): OomFigures[] {
     capacityBytes: stated ?? oom.capacityBytes ?? null,
     capacitySource: stated !== null ? statedBy : oom.capacityBytes !== undefined ? 'oom' : null,
     ...(oom.frames && oom.frames.length > 0
-      ? { frames: oom.frames.map(frameText), at: frameText(topUserFrame(oom.frames)!) }
+      ? { frames: oom.frames.map(frameText), ...requestSource(oom.frames) }
       : {}),
     ...(oom.problem ? { problem: oom.problem } : {}),
   }));
+}
+
+/** Where a failing request's stack leads: a line of your own code, or what made it. */
+function requestSource(frames: readonly StackFrame[]): { at: string } | { madeBy: string } {
+  const { origin, text } = stackSource(frames);
+  return origin === 'code' ? { at: text } : { madeBy: text };
 }
 
 /** The recording's entry index of trace event `event` (`-1` for a starting state's events). */

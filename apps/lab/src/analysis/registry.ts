@@ -233,9 +233,12 @@ export function tuningOf(trace: Trace, options: TuneOptions = {}): TuneResult {
   return result;
 }
 
-/** The setting a search recommends: its best, unless that saves nothing (then the defaults). */
+/**
+ * The setting a search recommends, the one the caching-tuned row replays: its best, which `tune`
+ * never predicts worse than the defaults unless it fails fewer allocations (`advice.ts` words it).
+ */
 export function recommendedRun(result: TuneResult): PoolRun {
-  return result.best.config !== '' && result.savingBytes > 0 ? result.best : result.defaults;
+  return result.best;
 }
 
 const STRATEGY_ROWS = STRATEGIES.map(strategyRow);

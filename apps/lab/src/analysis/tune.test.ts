@@ -57,9 +57,11 @@ describe('tune', () => {
     );
   });
 
-  it('counts failures when the memory stated is too small', () => {
+  it('counts failures when the memory stated is too small, and searches nothing below the peak live bytes', () => {
     const result = tune(trace, { memory: 2 ** 24 });
     expect(result.best.failures).toBeGreaterThan(0);
+    expect(result.peakLiveBytes).toBeGreaterThan(2 ** 24);
+    expect(result.tried).toEqual([result.defaults]);
   });
 });
 

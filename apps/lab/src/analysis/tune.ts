@@ -16,7 +16,9 @@
  * `cudaMalloc`, and garbage collection never runs. So the search runs on a device (`device.ts`'s
  * `searchDevice`): the memory and fraction the user states, else the trace's, else an assumed
  * 80 GiB device without a fraction, which the output states. The garbage-collection knob is searched only under a fraction (elsewhere PyTorch
- * ignores it). Every figure includes the trace's starting state, in `memory_stats()` units.
+ * ignores it). Every figure includes the trace's starting state, in `memory_stats()` units. On a
+ * card smaller than the trace's peak live bytes every setting fails, so only the defaults are
+ * replayed (`advice.ts` advises nothing then).
  */
 import {
   type AllocatorSettings,
@@ -24,7 +26,7 @@ import {
   DEFAULT_SETTINGS,
   formatAllocConf,
 } from '@allot/caching';
-import type { Replayer, Trace } from '@allot/workloads';
+import { peakLiveBytes, type Replayer, type Trace } from '@allot/workloads';
 import { type DeviceModel, type SearchDevice, searchDevice, UNLIMITED_DEVICE } from './device';
 import { oomProbes } from './oom-probes';
 import { EXPANDABLE_SETTINGS, poolInstance, sameRegime } from './pool-instance';
@@ -142,6 +144,8 @@ export interface TuneOptions {
 
 /** What the search found, and the device it ran on (see `device.ts`). */
 export interface TuneResult extends SearchDevice {
+  /** The trace's peak live bytes, its starting state included: what any card must hold. */
+  readonly peakLiveBytes: number;
   readonly defaults: PoolRun;
   /** The recommendation (the defaults when nothing beats them). */
   readonly best: PoolRun;
@@ -169,6 +173,8 @@ export interface TuneResult extends SearchDevice {
 
 /** See {@link TuneResult.likeForLike}. */
 export interface LikeForLike {
+  /** The setting compared: the search's best, of the other segment regime. */
+  readonly config: string;
   /** The defaults, started with the live blocks only. */
   readonly defaultsPeakReservedBytes: number;
   /** The recommendation from that start (its own peak: it never restores the cache). */
@@ -197,8 +203,14 @@ export function tune(trace: Trace, options: TuneOptions = {}): TuneResult {
     return run;
   };
   const defaults = evaluate(DEFAULT_SETTINGS);
+  const peakLive = peakLiveBytes(trace);
+  // A card that cannot hold the peak live bytes fails under every setting: nothing to search.
+  const starts =
+    peakLive > device.memory * (device.fraction ?? 1)
+      ? []
+      : [DEFAULT_SETTINGS, EXPANDABLE_SETTINGS];
   // Expandable segments change how every other knob acts, so the descent starts from both regimes.
-  for (const start of [DEFAULT_SETTINGS, EXPANDABLE_SETTINGS]) {
+  for (const start of starts) {
     let current = start;
     let currentRun = evaluate(start);
     for (let round = 0; round < 3; round++) {
@@ -220,7 +232,12 @@ export function tune(trace: Trace, options: TuneOptions = {}): TuneResult {
   let best = recommend(defaults, tried);
   const likeForLike = compareFromSameStart(trace, device, defaults, best);
   // A saving made only of the cache held before the window is no saving: keep the defaults.
-  if (likeForLike !== undefined && likeForLike.savingBytes <= 0) best = defaults;
+  if (
+    likeForLike !== undefined &&
+    likeForLike.savingBytes <= 0 &&
+    best.failures >= defaults.failures
+  )
+    best = defaults;
   // Like with like: from the same start when the recommendation cannot restore the recorded one.
   const base =
     likeForLike !== undefined && best !== defaults
@@ -235,6 +252,7 @@ export function tune(trace: Trace, options: TuneOptions = {}): TuneResult {
   return {
     device,
     origin,
+    peakLiveBytes: peakLive,
     defaults,
     best,
     tried,
@@ -267,6 +285,7 @@ function compareFromSameStart(
   }
   const cold = runPool(trace, DEFAULT_SETTINGS, device, true);
   return {
+    config: best.config,
     defaultsPeakReservedBytes: cold.peakReservedBytes,
     bestPeakReservedBytes: best.peakReservedBytes,
     savingBytes: cold.peakReservedBytes - best.peakReservedBytes,

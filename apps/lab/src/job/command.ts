@@ -26,6 +26,7 @@ import { progressReporter } from '../progress';
 import { formatCount } from '../units';
 import { jobCandidates } from './candidates';
 import { formatJobReplay, formatJobTune } from './format';
+import { failedRanksText, failedRankText, mixedSettingsText } from './job-notes';
 import { findRanks, shardOf } from './layout';
 import { runRanks } from './pool';
 import type { RankResult, RankTask } from './rank';
@@ -144,19 +145,17 @@ export function printJob(job: JobResults, options: LabOptions, io: JobIo): numbe
     }
   }
   if (job.failed.length > 0) {
-    for (const f of job.failed) io.stderr.write(`allot-lab: rank ${f.rank}: ${f.message}\n`);
+    for (const f of job.failed) io.stderr.write(`allot-lab: ${failedRankText(f)}\n`);
     const bug = job.failed.some((f) => f.bug);
     const status = bug ? EXIT_BUG : EXIT_BAD_INPUT;
     io.stderr.write(
-      `allot-lab: ${formatCount(job.failed.length)} of ${formatCount(job.ranks.length + job.failed.length)} ranks failed ` +
-        `(rank ${rankList(job.failed.map((f) => f.rank))}); the others' figures are above (exit status ${status})\n`,
+      `allot-lab: ${failedRanksText(job.failed, job.ranks.length)} (exit status ${status})\n`,
     );
     return status;
   }
   if (job.job === 'tune' && job.mixedSettings && !job.forced) {
     io.stderr.write(
-      `allot-lab: the ranks were recorded with ${job.mixedSettings.length} different settings, so they are not tuned as one; ` +
-        `--force tunes them as one (exit status ${EXIT_BAD_INPUT})\n`,
+      `allot-lab: ${mixedSettingsText(job.mixedSettings)}; --force tunes them as one (exit status ${EXIT_BAD_INPUT})\n`,
     );
     return EXIT_BAD_INPUT;
   }

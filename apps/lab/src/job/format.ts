@@ -4,16 +4,12 @@
  */
 import { formatColumns } from '../report/tables';
 import { formatBytes, formatCount, formatPercent, formatRatio } from '../units';
+import { confText, settingGroupsText } from './job-notes';
 import { rankList } from './rank-name';
 import { FLAG_ERROR, FLAG_MATCH, type JobRank, type JobResults } from './results';
 
 function signed(fraction: number): string {
   return `${fraction >= 0 ? '+' : '−'}${formatPercent(Math.abs(fraction))}`;
-}
-
-function confText(conf: string | null): string {
-  if (conf === null) return '(not recorded)';
-  return conf === '' ? '(defaults)' : conf;
 }
 
 /** The job's first lines: what was read, how the ranks were named, what was left out. */
@@ -87,10 +83,7 @@ export function summaryLines(job: JobResults): string[] {
   }
   lines.push(...diedLines(job));
   if (job.mixedSettings) {
-    const groups = job.mixedSettings
-      .map((group) => `${confText(group.allocConf)} on ranks ${rankList(group.ranks)}`)
-      .join('; ');
-    lines.push(`Ranks recorded with different settings: ${groups}`);
+    lines.push(`Ranks recorded with different settings: ${settingGroupsText(job.mixedSettings)}`);
   }
   return lines;
 }

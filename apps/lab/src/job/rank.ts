@@ -111,7 +111,7 @@ export async function analyseRank(task: RankTask, onProgress?: RankListener): Pr
   const stated = { memory: task.memory, fraction: task.fraction };
   let device: RankResult['device'];
   if (task.mode === 'tune') {
-    checkMemoryHoldsTrace(trace, task.memory);
+    checkMemoryHoldsTrace(trace, task.memory, task.fraction);
     const found = searchDevice(trace, stated);
     device = { ...found.device, origin: found.origin };
   } else {

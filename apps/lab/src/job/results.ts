@@ -8,7 +8,7 @@
 import type { Shard } from '../options';
 import type { SettingFigures } from './advice';
 import { adviseJob, type JobAdvice } from './advice';
-import { canonicalConf } from './candidates';
+import { type SettingGroup, settingGroups } from './job-notes';
 import type { JobInput } from './layout';
 import type { RankResult } from './rank';
 
@@ -41,11 +41,7 @@ export interface JobRank extends Omit<RankResult, 'settings'> {
   readonly candidateSegmentCalls?: readonly number[];
 }
 
-/** The ranks recorded with one setting. */
-export interface SettingGroup {
-  readonly allocConf: string;
-  readonly ranks: readonly number[];
-}
+export type { SettingGroup } from './job-notes';
 
 /** Everything a job found (`--json`). */
 export interface JobResults {
@@ -112,19 +108,6 @@ export function flagOf(result: RankResult): string | null {
     }
   }
   return reasons.length > 0 ? reasons.join(', ') : null;
-}
-
-/** The ranks grouped by the settings they were recorded with (ranks that state none left out). */
-export function settingGroups(ranks: readonly RankResult[]): SettingGroup[] {
-  const groups = new Map<string, number[]>();
-  for (const rank of ranks) {
-    if (rank.recordedConf === null) continue;
-    const key = canonicalConf(rank.recordedConf) ?? rank.recordedConf;
-    const list = groups.get(key) ?? [];
-    list.push(rank.rank);
-    groups.set(key, list);
-  }
-  return [...groups].map(([allocConf, list]) => ({ allocConf, ranks: list }));
 }
 
 interface RankPeakPair {

@@ -56,6 +56,12 @@ export function identicalRows(workload: WorkloadResult): (string | null)[] {
   });
 }
 
+/** Why a row's ns/event has no figure, when one's has none though the run timed its rows. */
+function untimedOf(workload: WorkloadResult): { untimed?: string } {
+  const untimed = workload.rows.find((row) => row.untimed !== undefined)?.untimed;
+  return untimed === undefined ? {} : { untimed };
+}
+
 function explainData(explain: Explanation): ExplainData {
   const { timeline, peak } = explain;
   const texts = textTable();
@@ -83,9 +89,9 @@ function explainData(explain: Explanation): ExplainData {
       event: peak.event,
       ...(peak.seconds !== undefined ? { seconds: peak.seconds } : {}),
       liveBytes: peak.liveBytes,
-      largest: peak.largest.map(({ frames, ...a }) => ({
+      largest: peak.largest.map(({ frames: _frames, source, ...a }) => ({
         ...a,
-        ...(frames?.[0] !== undefined ? { frame: frames[0] } : {}),
+        ...(source !== undefined ? { frame: source } : {}),
       })),
       bySource: peak.bySource,
       ...(peak.stacks ? { stacks: stackTreeData(peak.stacks, texts.index) } : {}),
@@ -127,7 +133,7 @@ function workloadData(workload: WorkloadResult): WorkloadData {
     peakLiveBytes: workload.peakLiveBytes,
     budget: workload.budget ? budgetLines(workload.budget, workload.peakLiveBytes) : null,
     pytorch: isPyTorchTrace(workload.meta),
-    table: { header: TABLE_HEADER, rows: tableRows(workload) },
+    table: { header: TABLE_HEADER, rows: tableRows(workload), ...untimedOf(workload) },
     rows: workload.rows.map((row, r) => ({
       allocator: row.allocator,
       note: row.note ?? null,

@@ -90,6 +90,8 @@ export function formatWorkload(workload: WorkloadResult): string {
   lines.push('');
   const cells: readonly (readonly string[])[] = [TABLE_HEADER, ...tableRows(workload)];
   for (const line of formatColumns(cells)) lines.push(`  ${line}`);
+  const untimed = workload.rows.find((row) => row.untimed !== undefined)?.untimed;
+  if (untimed !== undefined) lines.push(`  ns/event –: ${untimed}`);
   if (workload.torch) {
     const t = workload.torch;
     const parts = ['  PyTorch row: figures the recording states'];
@@ -130,7 +132,7 @@ function holderLines(workload: WorkloadResult): string[] {
   return [
     '',
     `  who holds the memory at the peak (${formatBytes(peak.liveBytes)} live), by the innermost ` +
-      'frame of your own code in each block’s stack:',
+      'frame of your own code in each block’s stack (else what made the block):',
     ...formatColumns(cells).map((line, i) => `    ${line}  ${peak.bySource[i]!.frame}`),
   ];
 }
@@ -160,6 +162,7 @@ export function recordedOomLines(oom: OomFigures): string[] {
       `reserved but unallocated; ${wall}`,
   ];
   if (oom.at !== undefined) lines.push(`    requested at ${oom.at}`);
+  else if (oom.madeBy !== undefined) lines.push(`    requested by ${oom.madeBy}`);
   if (oom.problem) lines.push(`    the entry has ${oom.problem}: its figures are as recorded`);
   return lines;
 }

@@ -109,7 +109,8 @@ function lineChart(
     width: chartWidth(element),
     height: 300,
     scales: {
-      x: { time: false },
+      // One x (a trace of one event): a unit around it, not uPlot's 0 to 100.
+      x: { time: false, range: (_u, min, max) => (min === max ? [min, min + 1] : [min, max]) },
       y: { range: y.range ?? ((_u, _min, max) => [0, max > 0 ? max * 1.05 : 1]) },
     },
     axes: [

@@ -41,7 +41,12 @@ export interface WorkloadData {
   /** A PyTorch trace: only its caching rows are allocators PyTorch can use. */
   readonly pytorch: boolean;
   /** The table as the terminal prints it: a row per allocator, then PyTorch's recorded one. */
-  readonly table: { readonly header: readonly string[]; readonly rows: readonly string[][] };
+  readonly table: {
+    readonly header: readonly string[];
+    readonly rows: readonly string[][];
+    /** Why a row's ns/event reads `–` though the run timed its rows, when one does. */
+    readonly untimed?: string;
+  };
   readonly rows: readonly RowData[];
   /** The recording beside the replay: its settings' row and its own peak. */
   readonly recorded: {
@@ -113,8 +118,13 @@ export interface ExplainData {
     readonly event: number;
     readonly seconds?: number;
     readonly liveBytes: number;
-    /** The largest allocations live at the peak, each with its innermost frame. */
-    readonly largest: readonly (Omit<ReportAllocation, 'frames'> & { readonly frame?: string })[];
+    /**
+     * The largest allocations live at the peak, each with what made it (`frame`: the line of your
+     * own code, or what its stack shows instead) when the trace has stacks.
+     */
+    readonly largest: readonly (Omit<ReportAllocation, 'frames' | 'source'> & {
+      readonly frame?: string;
+    })[];
     readonly bySource: readonly Holder[];
     /** The same blocks as a call tree, its frames indices into `timeline.frameTexts`. */
     readonly stacks?: StackTreeData;

@@ -229,10 +229,15 @@ function tableSection(workload: WorkloadData): HTMLElement[] {
     h(
       'p',
       { class: 'small muted table-note' },
-      `Highlighted: ${highlighted}; red: rows with failed allocations.`,
+      `Highlighted: ${highlighted}; red: rows with failed allocations.` +
+        (workload.table.untimed !== undefined ? ` ns/event –: ${workload.table.untimed}.` : ''),
     ),
   ];
 }
+
+/** What the table of holders sums by, and what its rows without a line of your code say. */
+const HOLDERS_CAPTION =
+  "Each live block's stack reduced to its innermost frame in your own Python code (not PyTorch, installed packages, the standard library or the interpreter), the bytes summed per line. A block whose stack holds no frame of your code says what made it instead: a library's frame, C++ on the autograd engine's thread during backward, or C++ alone.";
 
 function seconds(value: number | undefined): string {
   return value === undefined ? '' : formatSeconds(value);
@@ -300,7 +305,7 @@ function peakSections(explain: ExplainData): HTMLElement[] {
       ? [
           table(
             { class: 'peak-table' },
-            ['#', 'size', 'allocated', 'freed', 'lifetime', 'stream', 'innermost frame'],
+            ['#', 'size', 'allocated', 'freed', 'lifetime', 'stream', 'made by'],
             largest,
           ),
         ]
@@ -308,11 +313,7 @@ function peakSections(explain: ExplainData): HTMLElement[] {
     ...(holders.length > 0
       ? [
           h('h3', {}, 'At the peak: who holds the memory, by source line'),
-          h(
-            'p',
-            { class: 'small muted' },
-            "Each live block's stack reduced to its innermost frame in your own code (not PyTorch, installed packages or C++), the bytes summed per line.",
-          ),
+          h('p', { class: 'small muted' }, HOLDERS_CAPTION),
           table({ class: 'peak-table' }, ['live bytes', 'share', 'blocks', 'source line'], holders),
         ]
       : []),

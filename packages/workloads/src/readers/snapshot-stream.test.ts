@@ -18,7 +18,7 @@ import { pickle } from './pickle-test-support';
 import { fileChunks, findTracesDir, parseTraces, readTracesStreaming } from './read-trace-file';
 import { SnapshotStream } from './snapshot-stream';
 import { parseTorchSnapshot } from './torch-snapshot';
-import { type ReadProgress, streamTraces, webGunzip } from './trace-stream';
+import { type Gunzip, type ReadProgress, streamTraces, webGunzip } from './trace-stream';
 
 const dir = mkdtempSync(join(tmpdir(), 'allot-snapshot-stream-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -248,6 +248,44 @@ describe('the streaming snapshot reader', () => {
     await expect(readTracesStreaming(plainCut)).rejects.toThrow(
       /cut\.pickle: byte offset \d+: expected an opcode \(STOP ends a pickle\), found the end of the file/,
     );
+  });
+
+  it("says what is wrong with a cut gzip stream in words, not the browser's", async () => {
+    const cut = gzipSync(bytes).subarray(0, 200);
+    // Chromium's DecompressionStream fails a cut stream when its writer closes, and says so.
+    const chromium = (message: string): Gunzip =>
+      async function* (chunks) {
+        for await (const _chunk of chunks) {
+          // the stream takes every chunk, then fails as Chromium's does
+        }
+        yield* [];
+        throw new TypeError(message);
+      };
+    const cases = [
+      [
+        "Failed to execute 'close' on 'WritableStreamDefaultWriter': Compressed input was truncated.",
+        /cut\.pickle\.gz: byte offset 200: expected a complete, undamaged gzip stream, found the end of the file \(truncated gzip data\)$/,
+      ],
+      [
+        'The compressed data was not valid: invalid block type.',
+        /found damaged gzip data \(the compressed data was not valid: invalid block type\)$/,
+      ],
+    ] as const;
+    for (const [message, says] of cases) {
+      const read = streamTraces(chunked(cut, 5, 64), {
+        name: 'cut.pickle.gz',
+        gunzip: (chunks, onError) =>
+          (async function* () {
+            try {
+              yield* chromium(message)(chunks, onError);
+            } catch (error) {
+              onError(error, 200);
+            }
+          })(),
+      });
+      await expect(read).rejects.toThrow(says);
+      await expect(read).rejects.not.toThrow(/Failed to execute|WritableStream/);
+    }
   });
 
   it('reads generated snapshots with stacks as the generic unpickler and the plain reader do', async () => {

@@ -61,6 +61,29 @@ export interface StreamTracesOptions extends ReadTraceFileOptions {
 
 const GZIP_MAGIC = [0x1f, 0x8b] as const;
 
+/** The browser's words for its own call that failed (`Failed to execute 'close' on '…': `). */
+const CALL_PREFIX = /^Failed to execute '[^']*' on '[^']*':\s*/;
+
+/**
+ * What an inflater's error means for the file, as a TraceFormatError at `offset` (the compressed
+ * bytes read): a stream cut short, or damaged data in the inflater's own words, without the names
+ * of the browser's stream calls that carried it.
+ */
+function gzipStreamError(error: unknown, name: string, offset: number): TraceFormatError {
+  const raw = error instanceof Error ? error.message : String(error);
+  const message = raw.replace(CALL_PREFIX, '').replace(/\.$/, '');
+  const truncated = /truncated|unexpected end/i.test(message);
+  return new TraceFormatError(
+    name,
+    offset,
+    'a complete, undamaged gzip stream',
+    truncated
+      ? 'the end of the file (truncated gzip data)'
+      : `damaged gzip data (${message.charAt(0).toLowerCase()}${message.slice(1)})`,
+    'byte',
+  );
+}
+
 /**
  * Every trace in the bytes `chunks` yields (see the module comment).
  *
@@ -98,15 +121,7 @@ export async function streamTraces(
     const inflate = options.gunzip ?? webGunzip;
     const decoded = gzip
       ? inflate(counted(first), (error, offset) => {
-          throw error instanceof TraceFormatError
-            ? error
-            : new TraceFormatError(
-                name,
-                offset,
-                'a complete, undamaged gzip stream',
-                `damaged gzip data (${(error as Error).message})`,
-                'byte',
-              );
+          throw error instanceof TraceFormatError ? error : gzipStreamError(error, name, offset);
         })
       : counted(first);
     const iterator = decoded[Symbol.asyncIterator]();
@@ -216,7 +231,12 @@ export const webGunzip: Gunzip = async function* (chunks, onError) {
       if (next.done || next.value === undefined) break;
       yield next.value;
     }
-    await feed;
+    try {
+      await feed;
+    } catch (error) {
+      if (error instanceof TraceFormatError) throw error;
+      return onError(error, offset);
+    }
   } finally {
     reader.releaseLock();
   }
