@@ -17,8 +17,8 @@ import { type Advice, adviceOf, adviceParagraph } from './advice';
 import { frameText, type Holder, holdersOf } from './holders';
 import { type LayoutView, peakEventIndex, type RowResult } from './measure';
 import { recommendedRun, searchedKnobs } from './registry';
-import { type StackTree, stackTreeOf } from './stack-tree';
 import { stackSource } from './stack-source';
+import { type StackTree, stackTreeOf } from './stack-tree';
 import type { TuneResult } from './tune';
 
 /** Points of the common grid (the event of peak live bytes is added). */
