@@ -18,14 +18,8 @@
  *  value:        slot 7        slot 2 slot 0               slot 5
  * ```
  */
-import { NIL } from './block-table';
+import { EMPTY, NIL, TWO_POW_31, TWO_POW_32, TWO_POW_MINUS_32 } from './constants';
 
-/** Marks an empty bucket (addresses are never negative). */
-const EMPTY = -1;
-const TWO_POW_32 = 2 ** 32;
-const TWO_POW_MINUS_32 = 2 ** -32;
-/** Keys below this are hashed as one 32-bit word (exact: they fit in an int32). */
-const SMALL_KEY = 2 ** 31;
 const INITIAL_BUCKETS = 64;
 
 export class AddressMap {
@@ -58,7 +52,10 @@ export class AddressMap {
     if (!(address >= 0)) return NIL;
     const keys = this.keys;
     const mask = this.mask;
-    for (let i = this.home(address); ; i = (i + 1) & mask) {
+    // Keys below 2^31 hashed here (as in home): lookups are the hot path of every free.
+    let i =
+      address < TWO_POW_31 ? Math.imul(address, 0x9e3779b1) >>> this.shift : this.home(address);
+    for (; ; i = (i + 1) & mask) {
       const k = keys[i]!;
       if (k === address) return this.values[i]!;
       if (k === EMPTY) return NIL;
@@ -75,7 +72,9 @@ export class AddressMap {
     if ((this.count + 1) * 2 > this.keys.length) this.grow();
     const keys = this.keys;
     const mask = this.mask;
-    for (let i = this.home(address); ; i = (i + 1) & mask) {
+    let i =
+      address < TWO_POW_31 ? Math.imul(address, 0x9e3779b1) >>> this.shift : this.home(address);
+    for (; ; i = (i + 1) & mask) {
       const k = keys[i]!;
       if (k === EMPTY) {
         keys[i] = address;
@@ -96,7 +95,8 @@ export class AddressMap {
     const keys = this.keys;
     const values = this.values;
     const mask = this.mask;
-    let i = this.home(address);
+    let i =
+      address < TWO_POW_31 ? Math.imul(address, 0x9e3779b1) >>> this.shift : this.home(address);
     for (;;) {
       const k = keys[i]!;
       if (k === address) break;
@@ -109,7 +109,7 @@ export class AddressMap {
     for (let j = (i + 1) & mask; ; j = (j + 1) & mask) {
       const k = keys[j]!;
       if (k === EMPTY) break;
-      const h = this.home(k);
+      const h = k < TWO_POW_31 ? Math.imul(k, 0x9e3779b1) >>> this.shift : this.home(k);
       // Entry j may move to the hole when its home is not cyclically within (hole, j].
       if (hole <= j ? h <= hole || h > j : h <= hole && h > j) {
         keys[hole] = k;
@@ -140,7 +140,8 @@ export class AddressMap {
 
   /** Bucket a key hashes to. */
   private home(key: number): number {
-    if (key < SMALL_KEY) return Math.imul(key, 0x9e3779b1) >>> this.shift;
+    // Keys below 2^31 are hashed as one 32-bit word (exact: they fit in an int32).
+    if (key < TWO_POW_31) return Math.imul(key, 0x9e3779b1) >>> this.shift;
     // Multiplying by 2^-32 is exact (a power of two) and cheaper than dividing.
     const high = Math.floor(key * TWO_POW_MINUS_32);
     const low = key - high * TWO_POW_32;

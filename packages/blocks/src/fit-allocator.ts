@@ -42,13 +42,12 @@ import {
   type InvalidFreeReason,
 } from '@allot/core';
 import { AddressMap } from './address-map';
-import { BlockState, BlockTable, NIL } from './block-table';
+import { BlockTable } from './block-table';
+import { FREE, LIVE, NIL, RECENT_FREES } from './constants';
 import { type FreeIndex, type FreeIndexFactory, paddingFor } from './free-index';
 
 /** Minimum alignment (granule) when none is given, in bytes. */
 export const DEFAULT_ALIGNMENT = 8;
-/** Recently freed addresses remembered to tell a double free after coalescing; a power of two. */
-const RECENT_FREES = 64;
 
 export interface FitOptions {
   /** Bytes in the managed range, a positive safe integer (up to 2^53 − base). */
@@ -105,7 +104,11 @@ export class FitAllocator implements Allocator {
   /** The last block of the range when it is free (kept out of the index), else {@link NIL}. */
   declare private top: number;
   declare private readonly end: number;
-  declare private readonly baseAligned: boolean;
+  /**
+   * The alignment a default request searches with: 1 (every boundary is a multiple of the granule,
+   * no padding to look for) when the base is aligned to the granule, else the granule.
+   */
+  declare private readonly search: number;
   declare private readonly inverseGranule: number;
   declare private readonly recent: Float64Array;
   declare private recentAt: number;
@@ -129,7 +132,7 @@ export class FitAllocator implements Allocator {
     this.base = base;
     this.alignment = alignment;
     this.end = base + capacity;
-    this.baseAligned = paddingFor(base, alignment) === 0;
+    this.search = paddingFor(base, alignment) === 0 ? 1 : alignment;
     this.inverseGranule = 1 / alignment;
     this.table = new BlockTable();
     this.live = new AddressMap();
@@ -150,70 +153,90 @@ export class FitAllocator implements Allocator {
   }
 
   allocate(size: number, alignment?: number): number | null {
-    let align = this.alignment;
+    // The common call (a positive safe integer size, the default alignment) in a few
+    // instructions; anything else, checked or refused, out of line.
     if (
-      !Number.isSafeInteger(size) ||
-      size <= 0 ||
-      (alignment !== undefined && alignment !== align)
+      (alignment !== undefined && alignment !== this.alignment) ||
+      !(Number.isSafeInteger(size) && size > 0)
     ) {
-      align = checkRequest(size, alignment, align);
+      return this.allocateChecked(size, alignment);
     }
-    const g = this.alignment;
     // Multiplying by 1/g is exact (g is a power of two) and cheaper than dividing.
+    const need = Math.ceil(size * this.inverseGranule) * this.alignment;
+    if (need > this.freeBytes) return null;
+    const b = this.index.find(need, this.search, this.top);
+    return b === NIL ? null : this.carve(b, need, size, this.alignment, this.search);
+  }
+
+  /** {@link allocate} with an alignment, or a size to check: throws, or carves as asked. */
+  private allocateChecked(size: number, alignment: number | undefined): number | null {
+    const g = this.alignment;
+    const align = checkRequest(size, alignment, g);
     const need = Math.ceil(size * this.inverseGranule) * g;
     if (need > this.freeBytes) return null;
     // Every boundary is a multiple of the granule when the base is: no padding to look for.
-    const search = align === g && this.baseAligned ? 1 : align;
+    const search = align === g ? this.search : align;
     const b = this.index.find(need, search, this.top);
-    if (b === NIL) return null;
-    return this.carve(b, need, size, align, search);
+    return b === NIL ? null : this.carve(b, need, size, align, search);
   }
 
   free(address: number): void {
-    const b = typeof address === 'number' ? this.live.take(this.keyOf(address)) : NIL;
+    const b =
+      typeof address === 'number'
+        ? this.live.take((address - this.base) * this.inverseGranule)
+        : NIL;
     if (b === NIL) throw this.invalidFree(address);
     const t = this.table;
-    const sizes = t.size;
-    const state = t.state;
-    const size = sizes[b]!;
+    const size = t.size[b]!;
     this.allocatedBytes -= size;
     this.freeBytes += size;
     this.generationCount++;
     this.recent[this.recentAt] = address;
     this.recentAt = (this.recentAt + 1) & (RECENT_FREES - 1);
-    const p = t.prev[b]!;
     const n = t.next[b]!;
-    const prevFree = p !== NIL && state[p] === BlockState.Free;
-    const nextFree = n !== NIL && state[n] === BlockState.Free;
-    if (prevFree) {
-      // The merged block keeps p's slot; it is the new top when it reaches the end of the range.
-      let last = n === NIL;
-      if (nextFree) {
-        if (n === this.top) last = true;
-        else this.index.remove(n);
-        sizes[p] = sizes[p]! + size + sizes[n]!;
-        t.unlink(n);
-        this.freeBlocks--;
-      } else {
-        sizes[p] = sizes[p]! + size;
-      }
-      t.unlink(b);
-      if (last) {
-        this.index.remove(p);
-        this.top = p;
-      } else {
-        this.index.update(p);
-      }
-    } else if (nextFree) {
+    const p = t.prev[b]!;
+    if (n !== NIL && t.state[n] === FREE && (p === NIL || t.state[p] !== FREE)) {
+      // Only the block after is free (a block freed right after its allocation split it off):
+      // that block grows down over this one and keeps its slot and its place among free blocks.
       t.address[n] = address;
-      sizes[n] = sizes[n]! + size;
+      t.size[n] = t.size[n]! + size;
       t.unlink(b);
       if (n !== this.top) this.index.update(n);
-    } else {
-      state[b] = BlockState.Free;
+      return;
+    }
+    this.coalesce(b, size, p, n);
+  }
+
+  /** The rest of {@link free} of block `b` (`size` bytes, neighbours `p` and `n`): merges or files it. */
+  private coalesce(b: number, size: number, p: number, n: number): void {
+    const t = this.table;
+    const sizes = t.size;
+    const nextFree = n !== NIL && t.state[n] === FREE;
+    if (p === NIL || t.state[p] !== FREE) {
+      // Neither neighbour is free (the block after is not, or the free above would have taken it).
+      t.state[b] = FREE;
       if (n === NIL) this.top = b;
       else this.index.insert(b);
       this.freeBlocks++;
+      return;
+    }
+    // The merged block keeps p's slot; it is the new top when it reaches the end of the range.
+    let last = n === NIL;
+    if (nextFree) {
+      if (n === this.top) last = true;
+      else this.index.remove(n);
+      sizes[p] = sizes[p]! + size + sizes[n]!;
+      t.unlink(n);
+      this.freeBlocks--;
+    } else {
+      sizes[p] = sizes[p]! + size;
+    }
+    t.unlink(b);
+    if (last) {
+      this.index.remove(p);
+      this.top = p;
+    } else {
+      this.index.update(p);
     }
   }
 
@@ -252,7 +275,7 @@ export class FitAllocator implements Allocator {
   reset(): void {
     this.live.clear();
     this.index.clear();
-    this.top = this.table.reset(this.base, this.capacity, BlockState.Free);
+    this.top = this.table.reset(this.base, this.capacity, FREE);
     this.allocatedBytes = 0;
     this.freeBytes = this.capacity;
     this.freeBlocks = 1;
@@ -264,7 +287,7 @@ export class FitAllocator implements Allocator {
     const t = this.table;
     const blocks: LayoutBlock[] = [];
     for (let b = t.head; b !== NIL; b = t.next[b]!) {
-      const free = t.state[b] === BlockState.Free;
+      const free = t.state[b] === FREE;
       blocks.push(
         free
           ? { address: t.address[b]!, size: t.size[b]!, free }
@@ -301,7 +324,7 @@ export class FitAllocator implements Allocator {
     let movedBytes = 0;
     let cursor = this.base;
     for (let b = t.head; b !== NIL; b = t.next[b]!) {
-      if (t.state[b] !== BlockState.Live) continue;
+      if (t.state[b] !== LIVE) continue;
       const from = t.address[b]!;
       const size = t.size[b]!;
       const to = cursor + paddingFor(cursor, t.alignment[b]!);
@@ -350,7 +373,7 @@ export class FitAllocator implements Allocator {
     const alignment = new Float64Array(count);
     let i = 0;
     for (let b = t.head; b !== NIL; b = t.next[b]!) {
-      if (t.state[b] !== BlockState.Live) continue;
+      if (t.state[b] !== LIVE) continue;
       address[i] = moved.get(b) ?? t.address[b]!;
       size[i] = t.size[b]!;
       requested[i] = t.requested[b]!;
@@ -367,7 +390,7 @@ export class FitAllocator implements Allocator {
     for (let j = 0; j < count; j++) {
       const a = address[j]!;
       if (a > cursor) last = this.appendFree(last, cursor, a - cursor, true);
-      last = t.insertAfter(last, a, size[j]!, BlockState.Live);
+      last = t.insertAfter(last, a, size[j]!, LIVE);
       t.requested[last] = requested[j]!;
       t.alignment[last] = alignment[j]!;
       this.live.set(this.keyOf(a), last);
@@ -379,7 +402,7 @@ export class FitAllocator implements Allocator {
 
   /** Adds a free block after `after`; files it in the index when `filed` (not the top). */
   private appendFree(after: number, address: number, size: number, filed: boolean): number {
-    const b = this.table.insertAfter(after, address, size, BlockState.Free);
+    const b = this.table.insertAfter(after, address, size, FREE);
     if (filed) this.index.insert(b);
     this.freeBlocks++;
     return b;
@@ -387,56 +410,82 @@ export class FitAllocator implements Allocator {
 
   /**
    * Takes `need` bytes from free block `b` at an address aligned to `search` (1: already aligned),
-   * records `align` for compaction; returns the address.
+   * records `align` for compaction; returns the address. The common case, a block that needs no
+   * padding and is split, is written out here; the others are {@link carveWhole} and
+   * {@link carvePadded}.
    */
   private carve(b: number, need: number, requested: number, align: number, search: number): number {
     const t = this.table;
-    const address = t.address[b]!;
-    const blockSize = t.size[b]!;
-    const pad = search === 1 ? 0 : paddingFor(address, search);
-    const rest = blockSize - pad - need;
-    const at = address + pad;
-    let live: number;
-    const fromTop = b === this.top;
-    if (pad === 0) {
-      if (rest === 0) {
-        if (fromTop) this.top = NIL;
-        else this.index.remove(b);
-        t.state[b] = BlockState.Live;
-        this.freeBlocks--;
-        live = b;
-      } else {
-        // The remainder keeps the slot (and stays the top when it was).
-        live = t.insertBefore(b, address, need, BlockState.Live);
-        t.address[b] = address + need;
-        t.size[b] = rest;
-        if (!fromTop) this.index.update(b);
-      }
-    } else {
-      // The padding keeps the slot (same address, smaller): its order among free blocks holds. A
-      // padded top is no longer last: it is filed, and the remainder (if any) is the new top.
-      t.size[b] = pad;
-      if (fromTop) {
-        this.top = NIL;
-        this.index.insert(b);
-      } else {
-        this.index.update(b);
-      }
-      live = t.insertAfter(b, at, need, BlockState.Live);
-      if (rest > 0) {
-        const r = t.insertAfter(live, at + need, rest, BlockState.Free);
-        if (fromTop) this.top = r;
-        else this.index.insert(r);
-        this.freeBlocks++;
-      }
+    const at = t.address[b]!;
+    const rest = t.size[b]! - need;
+    if (rest === 0) return this.carveWhole(b, need, requested, align);
+    if (search !== 1 && paddingFor(at, search) !== 0) {
+      return this.carvePadded(b, need, requested, align, search);
     }
+    // The remainder keeps the slot (and stays the top when it was).
+    const live = t.insertBefore(b, at, need, LIVE);
+    t.address[b] = at + need;
+    t.size[b] = rest;
+    if (b !== this.top) this.index.update(b);
+    this.placed(live, at, need, requested, align);
+    return at;
+  }
+
+  /** {@link carve} of a block that fits the request exactly, with no padding. */
+  private carveWhole(b: number, need: number, requested: number, align: number): number {
+    const t = this.table;
+    if (b === this.top) this.top = NIL;
+    else this.index.remove(b);
+    t.state[b] = LIVE;
+    this.freeBlocks--;
+    const at = t.address[b]!;
+    this.placed(b, at, need, requested, align);
+    return at;
+  }
+
+  /** {@link carve} of a block whose address needs padding to `search`. */
+  private carvePadded(
+    b: number,
+    need: number,
+    requested: number,
+    align: number,
+    search: number,
+  ): number {
+    const t = this.table;
+    const address = t.address[b]!;
+    const pad = paddingFor(address, search);
+    const rest = t.size[b]! - pad - need;
+    const at = address + pad;
+    const fromTop = b === this.top;
+    // The padding keeps the slot (same address, smaller): its order among free blocks holds. A
+    // padded top is no longer last: it is filed, and the remainder (if any) is the new top.
+    t.size[b] = pad;
+    if (fromTop) {
+      this.top = NIL;
+      this.index.insert(b);
+    } else {
+      this.index.update(b);
+    }
+    const live = t.insertAfter(b, at, need, LIVE);
+    if (rest > 0) {
+      const r = t.insertAfter(live, at + need, rest, FREE);
+      if (fromTop) this.top = r;
+      else this.index.insert(r);
+      this.freeBlocks++;
+    }
+    this.placed(live, at, need, requested, align);
+    return at;
+  }
+
+  /** Records live block `live` of `need` bytes at `at`: its request, the live map, the figures. */
+  private placed(live: number, at: number, need: number, requested: number, align: number): void {
+    const t = this.table;
     t.requested[live] = requested;
     t.alignment[live] = align;
-    this.live.set(this.keyOf(at), live);
+    this.live.set((at - this.base) * this.inverseGranule, live);
     this.allocatedBytes += need;
     this.freeBytes -= need;
     this.generationCount++;
-    return at;
   }
 
   /**
@@ -454,7 +503,7 @@ export class FitAllocator implements Allocator {
     } else {
       const t = this.table;
       const b = t.containing(address);
-      if (b !== NIL && t.state[b] === BlockState.Live) reason = 'interior-pointer';
+      if (b !== NIL && t.state[b] === LIVE) reason = 'interior-pointer';
       else if (this.recent.includes(address) || (b !== NIL && t.address[b] === address)) {
         reason = 'double-free';
       }
