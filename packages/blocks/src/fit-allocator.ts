@@ -101,6 +101,14 @@ export class FitAllocator implements Allocator {
   declare readonly table: BlockTable;
   declare private readonly index: FreeIndex;
   declare private readonly live: AddressMap;
+  /**
+   * The block allocated last, while it is not yet in {@link live}: its key (NaN, which equals no
+   * key, when there is none) and slot.
+   * It goes into the map at the next allocation; a free of it before then (a same-size loop)
+   * touches no map at all.
+   */
+  declare private pendingKey: number;
+  declare private pendingSlot: number;
   /** The last block of the range when it is free (kept out of the index), else {@link NIL}. */
   declare private top: number;
   declare private readonly end: number;
@@ -113,7 +121,6 @@ export class FitAllocator implements Allocator {
   declare private readonly recent: Float64Array;
   declare private recentAt: number;
   declare private allocatedBytes: number;
-  declare private freeBytes: number;
   declare private freeBlocks: number;
   declare private generationCount: number;
 
@@ -136,10 +143,11 @@ export class FitAllocator implements Allocator {
     this.inverseGranule = 1 / alignment;
     this.table = new BlockTable();
     this.live = new AddressMap();
+    this.pendingKey = Number.NaN;
+    this.pendingSlot = NIL;
     this.recent = new Float64Array(RECENT_FREES);
     this.recentAt = 0;
     this.allocatedBytes = 0;
-    this.freeBytes = 0;
     this.freeBlocks = 0;
     this.generationCount = 0;
     this.top = NIL;
@@ -163,7 +171,8 @@ export class FitAllocator implements Allocator {
     }
     // Multiplying by 1/g is exact (g is a power of two) and cheaper than dividing.
     const need = Math.ceil(size * this.inverseGranule) * this.alignment;
-    if (need > this.freeBytes) return null;
+    // Every byte is live or free (no overhead): what is not allocated is free.
+    if (need > this.capacity - this.allocatedBytes) return null;
     const b = this.index.find(need, this.search, this.top);
     return b === NIL ? null : this.carve(b, need, size, this.alignment, this.search);
   }
@@ -173,7 +182,7 @@ export class FitAllocator implements Allocator {
     const g = this.alignment;
     const align = checkRequest(size, alignment, g);
     const need = Math.ceil(size * this.inverseGranule) * g;
-    if (need > this.freeBytes) return null;
+    if (need > this.capacity - this.allocatedBytes) return null;
     // Every boundary is a multiple of the granule when the base is: no padding to look for.
     const search = align === g ? this.search : align;
     const b = this.index.find(need, search, this.top);
@@ -181,15 +190,19 @@ export class FitAllocator implements Allocator {
   }
 
   free(address: number): void {
-    const b =
-      typeof address === 'number'
-        ? this.live.take((address - this.base) * this.inverseGranule)
-        : NIL;
-    if (b === NIL) throw this.invalidFree(address);
+    if (typeof address !== 'number') throw this.invalidFree(address);
+    const key = (address - this.base) * this.inverseGranule;
+    let b: number;
+    if (key === this.pendingKey) {
+      b = this.pendingSlot;
+      this.pendingKey = Number.NaN;
+    } else {
+      b = this.live.take(key);
+      if (b === NIL) throw this.invalidFree(address);
+    }
     const t = this.table;
     const size = t.size[b]!;
     this.allocatedBytes -= size;
-    this.freeBytes += size;
     this.generationCount++;
     this.recent[this.recentAt] = address;
     this.recentAt = (this.recentAt + 1) & (RECENT_FREES - 1);
@@ -241,43 +254,43 @@ export class FitAllocator implements Allocator {
   }
 
   usableSize(address: number): number {
-    const b = typeof address === 'number' ? this.live.get(this.keyOf(address)) : NIL;
+    const b = this.slotOf(address);
     if (b === NIL) throw new InvalidArgumentError('address', address, 'the start of a live block');
     return this.table.size[b]!;
   }
 
   /** Bytes the caller asked for when it allocated the live block at `address`. */
   requestedSize(address: number): number {
-    const b = typeof address === 'number' ? this.live.get(this.keyOf(address)) : NIL;
+    const b = this.slotOf(address);
     if (b === NIL) throw new InvalidArgumentError('address', address, 'the start of a live block');
     return this.table.requested[b]!;
   }
 
   owns(address: number): boolean {
-    return typeof address === 'number' && this.live.has(this.keyOf(address));
+    return this.slotOf(address) !== NIL;
   }
 
   usage(): Usage {
     return {
       capacity: this.capacity,
       allocatedBytes: this.allocatedBytes,
-      freeBytes: this.freeBytes,
+      freeBytes: this.capacity - this.allocatedBytes,
       overheadBytes: 0,
       largestFreeBlock: Math.max(
         this.index.largest(),
         this.top === NIL ? 0 : this.table.size[this.top]!,
       ),
-      liveCount: this.live.size,
+      liveCount: this.live.size + (this.pendingKey >= 0 ? 1 : 0),
       freeBlockCount: this.freeBlocks,
     };
   }
 
   reset(): void {
     this.live.clear();
+    this.pendingKey = Number.NaN;
     this.index.clear();
     this.top = this.table.reset(this.base, this.capacity, FREE);
     this.allocatedBytes = 0;
-    this.freeBytes = this.capacity;
     this.freeBlocks = 1;
     this.recent.fill(Number.NaN);
     this.generationCount++;
@@ -358,7 +371,7 @@ export class FitAllocator implements Allocator {
     const t = this.table;
     const moved = new Map<number, number>();
     for (const move of plan.moves) {
-      const b = typeof move?.from === 'number' ? this.live.get(this.keyOf(move.from)) : NIL;
+      const b = this.slotOf(move?.from);
       if (b === NIL || t.size[b] !== move.size || moved.has(b)) {
         throw new InvalidArgumentError('plan', move, 'moves of live blocks as compact() made them');
       }
@@ -366,7 +379,7 @@ export class FitAllocator implements Allocator {
     }
     if (moved.size === 0) return;
     // Live blocks keep their address order; collect them with their new addresses, then rebuild.
-    const count = this.live.size;
+    const count = this.live.size + (this.pendingKey >= 0 ? 1 : 0);
     const address = new Float64Array(count);
     const size = new Float64Array(count);
     const requested = new Float64Array(count);
@@ -381,6 +394,7 @@ export class FitAllocator implements Allocator {
       i++;
     }
     this.live.clear();
+    this.pendingKey = Number.NaN;
     this.index.clear();
     t.clear();
     this.top = NIL;
@@ -482,10 +496,18 @@ export class FitAllocator implements Allocator {
     const t = this.table;
     t.requested[live] = requested;
     t.alignment[live] = align;
-    this.live.set((at - this.base) * this.inverseGranule, live);
+    if (this.pendingKey >= 0) this.live.set(this.pendingKey, this.pendingSlot);
+    this.pendingKey = (at - this.base) * this.inverseGranule;
+    this.pendingSlot = live;
     this.allocatedBytes += need;
-    this.freeBytes -= need;
     this.generationCount++;
+  }
+
+  /** Slot of the live block that starts at `address`, or {@link NIL}. */
+  private slotOf(address: number): number {
+    if (typeof address !== 'number') return NIL;
+    const key = this.keyOf(address);
+    return key === this.pendingKey ? this.pendingSlot : this.live.get(key);
   }
 
   /**
