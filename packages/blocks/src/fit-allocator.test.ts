@@ -76,10 +76,12 @@ describe('FitAllocator: the block allocated last', () => {
     expect(reason(a, x + 8)).toBe('interior-pointer');
     expect(reason(a, x + 0.5)).toBe('interior-pointer');
     expect(reason(a, Number.NaN)).toBe('foreign-address');
-    for (const size of [0, -8, 1.5, Number.NaN, 2 ** 53, Number.POSITIVE_INFINITY]) {
-      expect(() => a.allocate(size)).toThrow(InvalidArgumentError);
+    // Each call the fast path does not take is checked out of line, and refused.
+    for (const size of [0, -8, 1.5, Number.NaN, 2 ** 53, Number.POSITIVE_INFINITY, '8']) {
+      expect(() => a.allocate(size as number)).toThrow(InvalidArgumentError);
     }
     expect(() => a.allocate(8, 12)).toThrow(InvalidArgumentError);
+    expect(() => a.allocate(8, '8' as unknown as number)).toThrow(InvalidArgumentError);
     expect(state(a)).toBe(before);
     a.free(x);
     const freed = state(a);

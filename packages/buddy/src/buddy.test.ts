@@ -138,9 +138,13 @@ describe('buddy', () => {
     expect(reasonOf(2 ** 33 + 64 * KiB)).toBe('foreign-address');
     expect(reasonOf(Number.NaN)).toBe('foreign-address');
     expect(reasonOf('0' as unknown as number)).toBe('foreign-address');
-    expect(() => heap.allocate(0)).toThrow(InvalidArgumentError);
-    expect(() => heap.allocate(1.5)).toThrow(InvalidArgumentError);
+    // Each size the fast path does not take is checked out of line, and refused.
+    for (const size of [0, -8, 1.5, 64.5, Number.NaN, Number.POSITIVE_INFINITY, 2 ** 53]) {
+      expect(() => heap.allocate(size)).toThrow(InvalidArgumentError);
+    }
+    expect(() => heap.allocate('64' as unknown as number)).toThrow(InvalidArgumentError);
     expect(() => heap.allocate(16, 3)).toThrow(InvalidArgumentError);
+    expect(heap.allocate(2 ** 40)).toBeNull(); // valid, above maxBlockSize
     expect(() => heap.usableSize(a + 16)).toThrow(InvalidArgumentError);
     expect({ usage: heap.usage(), layout: heap.layout() }).toEqual(before);
     expect(heap.owns(a)).toBe(true);
