@@ -6,6 +6,8 @@ export default libraryConfig({
     'src/worker.ts',
     'src/raw-cli.ts',
     'src/raw-worker.ts',
+    'src/pair-instructions.ts',
+    'src/index-replay.ts',
     'src/snapshot-gen.ts',
     'src/snapshot-read.ts',
   ],
