@@ -73,12 +73,22 @@ function main(): void {
     update: index.update.bind(index),
     find: index.find.bind(index),
   };
-  index.insert = (b) => (record(INSERT, b), calls.insert(b));
-  index.remove = (b) => (log.push(REMOVE, b, 0, 0), calls.remove(b));
-  index.update = (b) => (record(UPDATE, b), calls.update(b));
-  index.find = (size, alignment, top) => (
-    log.push(FIND, 0, 0, size), calls.find(size, alignment, top)
-  );
+  index.insert = (b) => {
+    record(INSERT, b);
+    calls.insert(b);
+  };
+  index.remove = (b) => {
+    log.push(REMOVE, b, 0, 0);
+    calls.remove(b);
+  };
+  index.update = (b) => {
+    record(UPDATE, b);
+    calls.update(b);
+  };
+  index.find = (size, alignment, top) => {
+    log.push(FIND, 0, 0, size);
+    return calls.find(size, alignment, top);
+  };
   runOperations(allocator, plan.operations, handles);
   const Index = index.constructor as IndexClass;
   const slots = Math.max(table.address.length, startAddress.length);
