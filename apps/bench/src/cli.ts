@@ -8,9 +8,8 @@
  * parent only builds traces for their summaries and loads each row once to learn whether it is
  * available; all measuring happens in the workers.
  */
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, platform, release } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { Progress, runMain, writeResults } from './cli-support';
 import type { CellResult } from './measure';
 import { commandLine, parseCli, USAGE, UsageError } from './options';
 import { mergeProcesses } from './processes';
@@ -19,40 +18,6 @@ import { mergeBenchmarksFile, renderMarkdownBlock, renderTerminal } from './repo
 import type { AllocatorRecord, BenchRun, WorkloadRecord } from './results';
 import { runWorker } from './run-worker';
 import { buildTrace, planWorkloads, profileOf, timedFrom } from './workload-plan';
-
-/** The repository root: the nearest folder above `from` that holds pnpm-workspace.yaml. */
-function findRepoRoot(from = process.cwd()): string {
-  let dir = resolve(from);
-  for (;;) {
-    if (existsSync(join(dir, 'pnpm-workspace.yaml'))) return dir;
-    const parent = dirname(dir);
-    if (parent === dir) return resolve(from);
-    dir = parent;
-  }
-}
-
-/** A one-line progress display on a terminal; silent elsewhere. */
-class Progress {
-  private readonly tty = process.stderr.isTTY === true;
-  private readonly started = performance.now();
-
-  update(text: string): void {
-    if (!this.tty) return;
-    const seconds = ((performance.now() - this.started) / 1000).toFixed(0);
-    const line = `[${seconds}s] ${text}`;
-    const width = process.stderr.columns ?? 100;
-    process.stderr.write(`\r\x1b[2K${line.slice(0, width - 1)}`);
-  }
-
-  log(text: string): void {
-    if (this.tty) process.stderr.write('\r\x1b[2K');
-    process.stderr.write(`${text}\n`);
-  }
-
-  clear(): void {
-    if (this.tty) process.stderr.write('\r\x1b[2K');
-  }
-}
 
 async function main(argv: string[]): Promise<number> {
   const options = parseCli(argv);
@@ -175,31 +140,12 @@ async function main(argv: string[]): Promise<number> {
   else process.stdout.write(`${renderTerminal(finished)}\n`);
 
   if (options.write) {
-    const root = findRepoRoot();
-    const jsonPath = join(root, 'bench-results', 'latest.json');
-    mkdirSync(dirname(jsonPath), { recursive: true });
-    writeFileSync(jsonPath, `${JSON.stringify(finished, null, 2)}\n`);
-    const mdPath = join(root, 'BENCHMARKS.md');
-    const existing = existsSync(mdPath) ? readFileSync(mdPath, 'utf8') : null;
-    writeFileSync(mdPath, mergeBenchmarksFile(existing, renderMarkdownBlock(finished)));
-    progress.log(`wrote ${jsonPath} and ${mdPath} (${finished.durationSeconds.toFixed(0)} s)`);
+    const written = writeResults('latest.json', finished, (existing) =>
+      mergeBenchmarksFile(existing, renderMarkdownBlock(finished)),
+    );
+    progress.log(`wrote ${written.join(' and ')} (${finished.durationSeconds.toFixed(0)} s)`);
   }
   return finished.errors.length > 0 ? 1 : 0;
 }
 
-main(process.argv.slice(2)).then(
-  (code) => {
-    process.exitCode = code;
-  },
-  (error: unknown) => {
-    if (error instanceof UsageError) {
-      process.stderr.write(`${error.message}\n\n${USAGE}`);
-      process.exitCode = 2;
-    } else {
-      process.stderr.write(
-        `${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
-      );
-      process.exitCode = 1;
-    }
-  },
-);
+runMain(main, USAGE);

@@ -35,7 +35,8 @@ export interface CliOptions {
 /** A bad command line; the message says what is wrong. */
 export class UsageError extends Error {}
 
-function list(value: string | undefined): string[] | null {
+/** The items of a comma-separated option, or null when it names none. */
+export function list(value: string | undefined): string[] | null {
   if (value === undefined) return null;
   const items = value
     .split(',')

@@ -1,5 +1,6 @@
 /** Messages between the bench's parent process and its per-allocator worker processes (IPC). */
 import type { CellResult } from './measure';
+import type { RawWorkload } from './raw-plan';
 import type { BenchSettings } from './settings';
 import type { WorkloadSpec } from './workload-plan';
 
@@ -19,4 +20,35 @@ export type WorkerMessage =
   | { readonly type: 'result'; readonly result: CellResult }
   | { readonly type: 'skipped'; readonly workload: string; readonly reason: string }
   | { readonly type: 'error'; readonly workload: string | null; readonly message: string }
+  | { readonly type: 'done' };
+
+/** Parent → raw worker: time one row on one raw workload, then exit. */
+export interface RawRequest {
+  readonly type: 'raw';
+  readonly allocator: string;
+  readonly workload: RawWorkload;
+  /** Seed of the random workloads' plans. */
+  readonly seed: number;
+}
+
+/** What a raw worker measured: the timed part of one row on one raw workload. */
+export interface RawMeasurement {
+  readonly allocator: string;
+  readonly workload: string;
+  /** CPU time of the process over the timed calls (user + system), in ns. */
+  readonly cpuNs: number;
+  /** Wall-clock time over the same calls, in ns. */
+  readonly wallNs: number;
+  /** Calls timed: allocations and frees. */
+  readonly calls: number;
+  /** Allocations that returned null in the timed part (and the fill before it). */
+  readonly failures: number;
+  /** Bytes the row managed. */
+  readonly capacity: number;
+}
+
+/** Raw worker → parent. */
+export type RawMessage =
+  | { readonly type: 'result'; readonly result: RawMeasurement }
+  | { readonly type: 'error'; readonly message: string }
   | { readonly type: 'done' };

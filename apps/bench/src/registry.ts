@@ -45,6 +45,11 @@ export interface AllocatorEntry {
   readonly maxCapacity?: number;
   /** Capacity for the timing runs. @defaultValue {@link defaultTimingCapacity} */
   readonly timingCapacity?: (profile: WorkloadProfile) => number;
+  /**
+   * Capacity in the raw workloads, for a row that does not manage the workload's arena (the floors,
+   * which never reuse memory, and the pool, which grows from its source). @defaultValue the arena
+   */
+  readonly rawCapacity?: (profile: WorkloadProfile) => number;
   /** Imports the packages and returns the factory; throws {@link RowUnavailableError} when it cannot. */
   readonly load: () => Promise<AllocatorFactory>;
 }
@@ -124,6 +129,7 @@ export const ALLOCATORS: readonly AllocatorEntry[] = [
       'address-only source (no bytes behind it); a same-size pair is a cache hit',
     // Segments are 2 MiB at least and cost nothing here: time it without a limit.
     timingCapacity: () => MAX_CAPACITY,
+    rawCapacity: () => MAX_CAPACITY,
     load: async () => (capacity) =>
       cachingPool({
         source: addressSource(capacity >= MAX_CAPACITY ? {} : { limit: capacity }),
@@ -164,6 +170,7 @@ export const ALLOCATORS: readonly AllocatorEntry[] = [
     recipe: 'bump allocator (free is a no-op): the floor',
     peer: true,
     timingCapacity: floorCapacity,
+    rawCapacity: floorCapacity,
     load: async () => (capacity) => bump(capacity),
   },
   {
@@ -173,6 +180,7 @@ export const ALLOCATORS: readonly AllocatorEntry[] = [
       '`@allot/blocks`): the floor of an allocator that keeps its records outside the memory',
     peer: true,
     timingCapacity: floorCapacity,
+    rawCapacity: floorCapacity,
     load: async () => (capacity) => bumpTable(capacity),
   },
 ];

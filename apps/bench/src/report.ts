@@ -240,19 +240,29 @@ export function renderMarkdownBlock(run: BenchRun): string {
   return out.join('\n');
 }
 
+/** The two comment lines that delimit a generated block of BENCHMARKS.md. */
+export interface BlockMarkers {
+  readonly begin: string;
+  readonly end: string;
+}
+
 /**
- * Puts `block` into the existing BENCHMARKS.md text: replaces the generated block when there is
- * one, else appends it; every hand-written section outside the markers is kept. With no existing
- * file, starts one with a title.
+ * Puts `block` into the existing BENCHMARKS.md text: replaces the generated block between
+ * `markers` when there is one, else appends it; every hand-written section outside the markers is
+ * kept. With no existing file, starts one with a title.
  */
-export function mergeBenchmarksFile(existing: string | null, block: string): string {
+export function mergeBenchmarksFile(
+  existing: string | null,
+  block: string,
+  markers: BlockMarkers = { begin: BLOCK_BEGIN, end: BLOCK_END },
+): string {
   if (existing === null || existing.trim() === '') {
     return `# Benchmarks\n\nFigures from the project's benchmark programs. Each section states the command, machine and date that produced it.\n\n${block}\n`;
   }
-  const begin = existing.indexOf(BLOCK_BEGIN);
-  const end = existing.indexOf(BLOCK_END, Math.max(0, begin));
+  const begin = existing.indexOf(markers.begin);
+  const end = existing.indexOf(markers.end, Math.max(0, begin));
   if (begin >= 0 && end > begin) {
-    return existing.slice(0, begin) + block + existing.slice(end + BLOCK_END.length);
+    return existing.slice(0, begin) + block + existing.slice(end + markers.end.length);
   }
   return `${existing.replace(/\s*$/, '')}\n\n${block}\n`;
 }

@@ -6,20 +6,13 @@
  * Started by the bench CLI with `--expose-gc` (a collection runs before each timed run) and
  * `--no-liftoff` (the wasm peer optimised from its first call).
  */
+import { sendToParent } from './ipc';
 import { measureCell } from './measure';
 import type { RunRequest, WorkerMessage } from './protocol';
 import { defaultTimingCapacity, findAllocator, maxCapacityOf } from './registry';
 import { buildTrace, profileOf, timedFrom } from './workload-plan';
 
-function send(message: WorkerMessage): Promise<void> {
-  return new Promise((resolve) => {
-    if (!process.send) {
-      resolve();
-      return;
-    }
-    process.send(message, undefined, undefined, () => resolve());
-  });
-}
+const send = (message: WorkerMessage): Promise<void> => sendToParent(message);
 
 async function run(request: RunRequest): Promise<void> {
   const entry = findAllocator(request.allocator);

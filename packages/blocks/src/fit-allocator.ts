@@ -32,36 +32,12 @@
  * Steady-state operations allocate no objects: the table and indices grow by doubling.
  */
 import type { Allocator, Layout, LayoutBlock, Usage } from '@allot/core';
-import {
-  checkAlignment,
-  checkNonNegativeInteger,
-  checkRequest,
-  checkSize,
-  InvalidArgumentError,
-  InvalidFreeError,
-  type InvalidFreeReason,
-} from '@allot/core';
-import { AddressMap } from './address-map';
-import { BlockState, BlockTable, NIL } from './block-table';
-import { type FreeIndex, type FreeIndexFactory, paddingFor } from './free-index';
+import { InvalidArgumentError } from '@allot/core';
+import { FREE, LIVE, NIL } from './constants';
+import { FitEngine } from './fit-engine';
+import { paddingFor } from './free-index';
 
-/** Minimum alignment (granule) when none is given, in bytes. */
-export const DEFAULT_ALIGNMENT = 8;
-/** Recently freed addresses remembered to tell a double free after coalescing; a power of two. */
-const RECENT_FREES = 64;
-
-export interface FitOptions {
-  /** Bytes in the managed range, a positive safe integer (up to 2^53 − base). */
-  readonly capacity: number;
-  /** Address of the first byte of the range, a non-negative safe integer. @defaultValue 0 */
-  readonly base?: number;
-  /**
-   * Minimum alignment of every block, in bytes (a power of two). Request sizes are rounded up to a
-   * multiple of it.
-   * @defaultValue 8
-   */
-  readonly alignment?: number;
-}
+export { DEFAULT_ALIGNMENT, type FitOptions } from './fit-engine';
 
 /** One step of a compaction plan: copy `size` bytes from `from` to `to` (ranges may overlap). */
 export interface CompactionMove {
@@ -89,182 +65,44 @@ export interface CompactOptions {
   readonly maxBytes?: number;
 }
 
-export class FitAllocator implements Allocator {
-  // Every field is `declare`d and assigned once in the constructor: no `undefined` first, so V8
-  // keeps number fields unboxed and the hot paths free of representation checks.
-  /** Minimum alignment of every returned address, in bytes. */
-  declare readonly alignment: number;
-  /** First byte of the managed range. */
-  declare readonly base: number;
-  /** Bytes in the managed range. */
-  declare readonly capacity: number;
-  /** The block table (read-only for callers: change it only through this allocator). */
-  declare readonly table: BlockTable;
-  declare private readonly index: FreeIndex;
-  declare private readonly live: AddressMap;
-  /** The last block of the range when it is free (kept out of the index), else {@link NIL}. */
-  declare private top: number;
-  declare private readonly end: number;
-  declare private readonly baseAligned: boolean;
-  declare private readonly inverseGranule: number;
-  declare private readonly recent: Float64Array;
-  declare private recentAt: number;
-  declare private allocatedBytes: number;
-  declare private freeBytes: number;
-  declare private freeBlocks: number;
-  declare private generationCount: number;
-
-  constructor(options: FitOptions, index: FreeIndexFactory) {
-    if (options === null || typeof options !== 'object') {
-      throw new InvalidArgumentError('options', options, 'an object with a capacity');
-    }
-    const { capacity, base = 0, alignment = DEFAULT_ALIGNMENT } = options;
-    checkSize(capacity, 'capacity');
-    checkNonNegativeInteger(base, 'base');
-    checkAlignment(alignment);
-    if (!Number.isSafeInteger(base + capacity)) {
-      throw new InvalidArgumentError('capacity', capacity, `base + capacity ≤ 2^53 (base ${base})`);
-    }
-    this.capacity = capacity;
-    this.base = base;
-    this.alignment = alignment;
-    this.end = base + capacity;
-    this.baseAligned = paddingFor(base, alignment) === 0;
-    this.inverseGranule = 1 / alignment;
-    this.table = new BlockTable();
-    this.live = new AddressMap();
-    this.recent = new Float64Array(RECENT_FREES);
-    this.recentAt = 0;
-    this.allocatedBytes = 0;
-    this.freeBytes = 0;
-    this.freeBlocks = 0;
-    this.generationCount = 0;
-    this.top = NIL;
-    this.index = index(this.table, alignment);
-    this.reset();
-  }
-
-  /** Changes made so far; a compaction plan is valid only for the generation it was made in. */
-  get generation(): number {
-    return this.generationCount;
-  }
-
-  allocate(size: number, alignment?: number): number | null {
-    let align = this.alignment;
-    if (
-      !Number.isSafeInteger(size) ||
-      size <= 0 ||
-      (alignment !== undefined && alignment !== align)
-    ) {
-      align = checkRequest(size, alignment, align);
-    }
-    const g = this.alignment;
-    // Multiplying by 1/g is exact (g is a power of two) and cheaper than dividing.
-    const need = Math.ceil(size * this.inverseGranule) * g;
-    if (need > this.freeBytes) return null;
-    // Every boundary is a multiple of the granule when the base is: no padding to look for.
-    const search = align === g && this.baseAligned ? 1 : align;
-    const b = this.index.find(need, search, this.top);
-    if (b === NIL) return null;
-    return this.carve(b, need, size, align, search);
-  }
-
-  free(address: number): void {
-    const b = typeof address === 'number' ? this.live.take(this.keyOf(address)) : NIL;
-    if (b === NIL) throw this.invalidFree(address);
-    const t = this.table;
-    const sizes = t.size;
-    const state = t.state;
-    const size = sizes[b]!;
-    this.allocatedBytes -= size;
-    this.freeBytes += size;
-    this.generationCount++;
-    this.recent[this.recentAt] = address;
-    this.recentAt = (this.recentAt + 1) & (RECENT_FREES - 1);
-    const p = t.prev[b]!;
-    const n = t.next[b]!;
-    const prevFree = p !== NIL && state[p] === BlockState.Free;
-    const nextFree = n !== NIL && state[n] === BlockState.Free;
-    if (prevFree) {
-      // The merged block keeps p's slot; it is the new top when it reaches the end of the range.
-      let last = n === NIL;
-      if (nextFree) {
-        if (n === this.top) last = true;
-        else this.index.remove(n);
-        sizes[p] = sizes[p]! + size + sizes[n]!;
-        t.unlink(n);
-        this.freeBlocks--;
-      } else {
-        sizes[p] = sizes[p]! + size;
-      }
-      t.unlink(b);
-      if (last) {
-        this.index.remove(p);
-        this.top = p;
-      } else {
-        this.index.update(p);
-      }
-    } else if (nextFree) {
-      t.address[n] = address;
-      sizes[n] = sizes[n]! + size;
-      t.unlink(b);
-      if (n !== this.top) this.index.update(n);
-    } else {
-      state[b] = BlockState.Free;
-      if (n === NIL) this.top = b;
-      else this.index.insert(b);
-      this.freeBlocks++;
-    }
-  }
-
+export class FitAllocator extends FitEngine implements Allocator {
   usableSize(address: number): number {
-    const b = typeof address === 'number' ? this.live.get(this.keyOf(address)) : NIL;
+    const b = this.slotOf(address);
     if (b === NIL) throw new InvalidArgumentError('address', address, 'the start of a live block');
     return this.table.size[b]!;
   }
 
   /** Bytes the caller asked for when it allocated the live block at `address`. */
   requestedSize(address: number): number {
-    const b = typeof address === 'number' ? this.live.get(this.keyOf(address)) : NIL;
+    const b = this.slotOf(address);
     if (b === NIL) throw new InvalidArgumentError('address', address, 'the start of a live block');
     return this.table.requested[b]!;
   }
 
   owns(address: number): boolean {
-    return typeof address === 'number' && this.live.has(this.keyOf(address));
+    return this.slotOf(address) !== NIL;
   }
 
   usage(): Usage {
     return {
       capacity: this.capacity,
       allocatedBytes: this.allocatedBytes,
-      freeBytes: this.freeBytes,
+      freeBytes: this.capacity - this.allocatedBytes,
       overheadBytes: 0,
       largestFreeBlock: Math.max(
         this.index.largest(),
         this.top === NIL ? 0 : this.table.size[this.top]!,
       ),
-      liveCount: this.live.size,
+      liveCount: this.live.size + (this.pendingKey >= 0 ? 1 : 0),
       freeBlockCount: this.freeBlocks,
     };
-  }
-
-  reset(): void {
-    this.live.clear();
-    this.index.clear();
-    this.top = this.table.reset(this.base, this.capacity, BlockState.Free);
-    this.allocatedBytes = 0;
-    this.freeBytes = this.capacity;
-    this.freeBlocks = 1;
-    this.recent.fill(Number.NaN);
-    this.generationCount++;
   }
 
   layout(): Layout {
     const t = this.table;
     const blocks: LayoutBlock[] = [];
     for (let b = t.head; b !== NIL; b = t.next[b]!) {
-      const free = t.state[b] === BlockState.Free;
+      const free = t.state[b] === FREE;
       blocks.push(
         free
           ? { address: t.address[b]!, size: t.size[b]!, free }
@@ -301,7 +139,7 @@ export class FitAllocator implements Allocator {
     let movedBytes = 0;
     let cursor = this.base;
     for (let b = t.head; b !== NIL; b = t.next[b]!) {
-      if (t.state[b] !== BlockState.Live) continue;
+      if (t.state[b] !== LIVE) continue;
       const from = t.address[b]!;
       const size = t.size[b]!;
       const to = cursor + paddingFor(cursor, t.alignment[b]!);
@@ -335,7 +173,7 @@ export class FitAllocator implements Allocator {
     const t = this.table;
     const moved = new Map<number, number>();
     for (const move of plan.moves) {
-      const b = typeof move?.from === 'number' ? this.live.get(this.keyOf(move.from)) : NIL;
+      const b = this.slotOf(move?.from);
       if (b === NIL || t.size[b] !== move.size || moved.has(b)) {
         throw new InvalidArgumentError('plan', move, 'moves of live blocks as compact() made them');
       }
@@ -343,14 +181,14 @@ export class FitAllocator implements Allocator {
     }
     if (moved.size === 0) return;
     // Live blocks keep their address order; collect them with their new addresses, then rebuild.
-    const count = this.live.size;
+    const count = this.live.size + (this.pendingKey >= 0 ? 1 : 0);
     const address = new Float64Array(count);
     const size = new Float64Array(count);
     const requested = new Float64Array(count);
     const alignment = new Float64Array(count);
     let i = 0;
     for (let b = t.head; b !== NIL; b = t.next[b]!) {
-      if (t.state[b] !== BlockState.Live) continue;
+      if (t.state[b] !== LIVE) continue;
       address[i] = moved.get(b) ?? t.address[b]!;
       size[i] = t.size[b]!;
       requested[i] = t.requested[b]!;
@@ -358,6 +196,7 @@ export class FitAllocator implements Allocator {
       i++;
     }
     this.live.clear();
+    this.pendingKey = Number.NaN;
     this.index.clear();
     t.clear();
     this.top = NIL;
@@ -367,7 +206,7 @@ export class FitAllocator implements Allocator {
     for (let j = 0; j < count; j++) {
       const a = address[j]!;
       if (a > cursor) last = this.appendFree(last, cursor, a - cursor, true);
-      last = t.insertAfter(last, a, size[j]!, BlockState.Live);
+      last = t.insertAfter(last, a, size[j]!, LIVE);
       t.requested[last] = requested[j]!;
       t.alignment[last] = alignment[j]!;
       this.live.set(this.keyOf(a), last);
@@ -378,87 +217,10 @@ export class FitAllocator implements Allocator {
   }
 
   /** Adds a free block after `after`; files it in the index when `filed` (not the top). */
-  private appendFree(after: number, address: number, size: number, filed: boolean): number {
-    const b = this.table.insertAfter(after, address, size, BlockState.Free);
+  protected appendFree(after: number, address: number, size: number, filed: boolean): number {
+    const b = this.table.insertAfter(after, address, size, FREE);
     if (filed) this.index.insert(b);
     this.freeBlocks++;
     return b;
-  }
-
-  /**
-   * Takes `need` bytes from free block `b` at an address aligned to `search` (1: already aligned),
-   * records `align` for compaction; returns the address.
-   */
-  private carve(b: number, need: number, requested: number, align: number, search: number): number {
-    const t = this.table;
-    const address = t.address[b]!;
-    const blockSize = t.size[b]!;
-    const pad = search === 1 ? 0 : paddingFor(address, search);
-    const rest = blockSize - pad - need;
-    const at = address + pad;
-    let live: number;
-    const fromTop = b === this.top;
-    if (pad === 0) {
-      if (rest === 0) {
-        if (fromTop) this.top = NIL;
-        else this.index.remove(b);
-        t.state[b] = BlockState.Live;
-        this.freeBlocks--;
-        live = b;
-      } else {
-        // The remainder keeps the slot (and stays the top when it was).
-        live = t.insertBefore(b, address, need, BlockState.Live);
-        t.address[b] = address + need;
-        t.size[b] = rest;
-        if (!fromTop) this.index.update(b);
-      }
-    } else {
-      // The padding keeps the slot (same address, smaller): its order among free blocks holds. A
-      // padded top is no longer last: it is filed, and the remainder (if any) is the new top.
-      t.size[b] = pad;
-      if (fromTop) {
-        this.top = NIL;
-        this.index.insert(b);
-      } else {
-        this.index.update(b);
-      }
-      live = t.insertAfter(b, at, need, BlockState.Live);
-      if (rest > 0) {
-        const r = t.insertAfter(live, at + need, rest, BlockState.Free);
-        if (fromTop) this.top = r;
-        else this.index.insert(r);
-        this.freeBlocks++;
-      }
-    }
-    t.requested[live] = requested;
-    t.alignment[live] = align;
-    this.live.set(this.keyOf(at), live);
-    this.allocatedBytes += need;
-    this.freeBytes -= need;
-    this.generationCount++;
-    return at;
-  }
-
-  /**
-   * Key of `address` in the live map: its granule index from `base`, an integer for every block
-   * start (a fraction, negative or NaN for anything else, which no entry matches).
-   */
-  private keyOf(address: number): number {
-    return (address - this.base) * this.inverseGranule;
-  }
-
-  private invalidFree(address: number): InvalidFreeError {
-    let reason: InvalidFreeReason = 'not-live';
-    if (typeof address !== 'number' || !(address >= this.base && address < this.end)) {
-      reason = 'foreign-address';
-    } else {
-      const t = this.table;
-      const b = t.containing(address);
-      if (b !== NIL && t.state[b] === BlockState.Live) reason = 'interior-pointer';
-      else if (this.recent.includes(address) || (b !== NIL && t.address[b] === address)) {
-        reason = 'double-free';
-      }
-    }
-    return new InvalidFreeError(address, reason);
   }
 }

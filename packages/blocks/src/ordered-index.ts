@@ -24,19 +24,18 @@
  * ```
  */
 import { growFloat, growInt, NIL } from './block-table';
-
-/** Int32 words per node (left, right, parent, priority): one node's links share a cache line. */
-const LINKS = 4;
-const LEFT = 0;
-const RIGHT = 1;
-const PARENT = 2;
-const PRIORITY = 3;
-/** Float64 words per node (primary key, secondary key, value, subtree maximum). */
-const FIELDS = 4;
-const PRIMARY = 0;
-const SECONDARY = 1;
-const VALUE = 2;
-const MAX = 3;
+import {
+  FIELDS,
+  LEFT,
+  LINKS,
+  MAX,
+  PARENT,
+  PRIMARY,
+  PRIORITY,
+  RIGHT,
+  SECONDARY,
+  VALUE,
+} from './ordered-index-layout';
 
 /** Ids an index starts with room for; it doubles from there. */
 const INITIAL_IDS = 64;

@@ -20,19 +20,19 @@
  * exact float path (`Math.log2`, corrected, and a multiplication by a power of two). Sizes up to
  * 2^53 are exact; bit tricks never touch a byte address.
  */
-import { growInt, NIL } from './block-table';
+import { growInt } from './block-table';
+import {
+  CLASS_COUNT,
+  NIL,
+  ROWS,
+  SECOND_LEVEL_COUNT,
+  SECOND_LEVEL_LOG2,
+  TWO_POW_31,
+  TWO_POW_32,
+} from './constants';
 
-/** log2 of the number of second-level classes per first level: 5 → 32 classes, ≤ 3.1% waste. */
-export const SECOND_LEVEL_LOG2 = 5;
-/** Second-level classes per first level. */
-export const SECOND_LEVEL_COUNT = 1 << SECOND_LEVEL_LOG2;
-/** Rows: row 0 holds sizes below 32 one by one, row r ≥ 1 holds [2^(r+4), 2^(r+5)). */
-const ROWS = 54 - SECOND_LEVEL_LOG2;
-/** Number of classes. */
-export const CLASS_COUNT = ROWS * SECOND_LEVEL_COUNT;
-const TWO_POW_32 = 2 ** 32;
-/** Counts below this fit an int32: their class is computed with integer operations. */
-const SMALL_COUNT = 2 ** 31;
+export { CLASS_COUNT, SECOND_LEVEL_COUNT, SECOND_LEVEL_LOG2 };
+
 const INITIAL_IDS = 64;
 
 /** 2^i for i in [0, 64). */
@@ -64,7 +64,7 @@ export function floorLog2(size: number): number {
 /** Class of a block of `size` units (0 ≤ size < 2^53, an integer): the class whose range holds it. */
 export function sizeClass(size: number): number {
   if (size < SECOND_LEVEL_COUNT) return size;
-  if (size < SMALL_COUNT) {
+  if (size < TWO_POW_31) {
     // An int32 count: first level from clz32; the count shifted down to its top six bits is
     // 32 + the second level, and the row of the first level is log − 4, hence (log − 5) × 32.
     const log = 31 - Math.clz32(size);

@@ -6,8 +6,8 @@
  */
 import { InvalidFreeError, type InvalidFreeReason } from '@allot/core';
 import { INV_POW, POW } from './block-index';
+import { type BuddyConfig, powerOfTwoDividing } from './config';
 import {
-  type BuddyConfig,
   CELL_NEXT,
   CELL_PREV,
   CELL_TAG,
@@ -23,7 +23,6 @@ import {
   HEADS_OFFSET,
   MAX_ORDERS,
   NIL,
-  powerOfTwoDividing,
   STATE_MAGIC,
   STATE_VERSION,
   TAG_FREE,
@@ -50,6 +49,8 @@ export abstract class BuddyLists {
   /** Largest power of two dividing `base`: the most absolute alignment a block can promise. */
   declare protected readonly baseAlignment: number;
   declare protected readonly inverseUnit: number;
+  /** Bytes of a block of each order (`minBlockSize × 2^k`). */
+  declare protected readonly blockBytes: Float64Array;
   declare protected readonly units: number;
   declare protected readonly maxOrder: number;
   declare protected readonly words: Uint32Array;
@@ -74,6 +75,7 @@ export abstract class BuddyLists {
     this.baseAlignment = powerOfTwoDividing(config.base);
     this.alignment = Math.min(config.minBlockSize, this.baseAlignment);
     this.inverseUnit = 1 / config.minBlockSize;
+    this.blockBytes = POW.map((power) => power * config.minBlockSize);
     this.units = config.units;
     this.maxOrder = config.maxOrder;
     this.state = state;

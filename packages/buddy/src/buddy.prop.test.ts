@@ -13,7 +13,7 @@ import { assertYielding, propertyParameters } from '@allot/testkit';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { type Buddy, buddy } from './buddy';
-import { buddyStateBytes, powerOfTwoDividing } from './state-layout';
+import { buddyStateBytes, powerOfTwoDividing } from './config';
 
 const parameters = propertyParameters({});
 

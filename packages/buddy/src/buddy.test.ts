@@ -2,7 +2,8 @@ import { InvalidArgumentError, InvalidFreeError } from '@allot/core';
 import { describe, expect, it } from 'vitest';
 import { buddyIndex, isUpperHalf } from './block-index';
 import { buddy } from './buddy';
-import { buddyStateBytes, defaultMinBlockSize, HEADER_BYTES } from './state-layout';
+import { buddyStateBytes, defaultMinBlockSize } from './config';
+import { HEADER_BYTES, STATE_VERSION, WORD_DEFERRED, WORD_VERSION } from './state-layout';
 
 const KiB = 1024;
 
@@ -137,13 +138,47 @@ describe('buddy', () => {
     expect(reasonOf(2 ** 33 + 64 * KiB)).toBe('foreign-address');
     expect(reasonOf(Number.NaN)).toBe('foreign-address');
     expect(reasonOf('0' as unknown as number)).toBe('foreign-address');
-    expect(() => heap.allocate(0)).toThrow(InvalidArgumentError);
-    expect(() => heap.allocate(1.5)).toThrow(InvalidArgumentError);
+    // Each size the fast path does not take is checked out of line, and refused.
+    for (const size of [0, -8, 1.5, 64.5, Number.NaN, Number.POSITIVE_INFINITY, 2 ** 53]) {
+      expect(() => heap.allocate(size)).toThrow(InvalidArgumentError);
+    }
+    expect(() => heap.allocate('64' as unknown as number)).toThrow(InvalidArgumentError);
     expect(() => heap.allocate(16, 3)).toThrow(InvalidArgumentError);
+    expect(heap.allocate(2 ** 40)).toBeNull(); // valid, above maxBlockSize
     expect(() => heap.usableSize(a + 16)).toThrow(InvalidArgumentError);
     expect({ usage: heap.usage(), layout: heap.layout() }).toEqual(before);
     expect(heap.owns(a)).toBe(true);
     expect(heap.owns(b)).toBe(false);
+  });
+
+  it('keeps a freed block of a ping-pong off the lists, and shows every view the merged heap', () => {
+    const state = new SharedArrayBuffer(buddyStateBytes({ capacity: 1 << 16 }));
+    const heap = buddy({ capacity: 1 << 16, state });
+    const merged = heap.usage();
+    const other = buddy.attach(state);
+    const a = heap.allocate(64)!;
+    heap.free(a); // deferred: its buddies are free, the next 64 B request may take it back
+    expect(new Uint32Array(state)[WORD_DEFERRED]).not.toBe(0);
+    const deferredState = new Uint32Array(state.slice(0));
+    // A double free of the deferred block is refused, and changes nothing.
+    expect(() => heap.free(a)).toThrow(
+      expect.objectContaining({ code: 'ALLOT_INVALID_FREE', reason: 'double-free' }),
+    );
+    expect(new Uint32Array(state)).toEqual(deferredState);
+    expect(heap.owns(a)).toBe(false);
+    // The same request takes it back: same address, from either view.
+    expect(other.allocate(64)).toBe(a);
+    heap.free(a);
+    // Any other call merges it first: a view's figures are those of the merged heap.
+    expect(other.usage()).toEqual(merged);
+    expect(new Uint32Array(state)[WORD_DEFERRED]).toBe(0);
+    expect(heap.allocate(4096)).toBe(0);
+  });
+
+  it('refuses a state buffer of an older layout', () => {
+    const heap = buddy({ capacity: 1 << 16 });
+    new Uint32Array(heap.state)[WORD_VERSION] = STATE_VERSION - 1;
+    expect(() => buddy.attach(heap.state)).toThrow(InvalidArgumentError);
   });
 
   it('checks its options', () => {

@@ -20,15 +20,16 @@
  *   32-bit XOR). Both are O(log(maxBlockSize / minBlockSize)) and allocate nothing.
  * - Deferred merging, for the alloc/free ping-pong of one size: freeing a block whose buddy is free
  *   would merge it up through every level, and the next allocation of that size would split the
- *   same levels again (O(orders) each way). Instead, the freed block may stay unmerged on its
- *   order's list as the *deferred block* (at most one, in the header's `WORD_DEFERRED`), when the
+ *   same levels again (O(orders) each way). Instead, the freed block may stay unmerged, on no list
+ *   and tagged free, as the *deferred block* (at most one, in the header's `WORD_DEFERRED`), when the
  *   next allocation of its order could take it without breaking the buddy rule: every order from
  *   its own up to where it would have merged holds only the buddies it would have merged with, so
  *   the block it would have become is the smallest sufficient one. An allocation of its order
  *   takes it in O(1); any other call settles it first (merges it as usual), and so do `usage`,
  *   `stats`, `layout` and `reset`, so the heap always shows, and behaves as, the fully merged
  *   heap. The check walks the levels once; a view remembers its answer until the free lists change
- *   (`FIGURE_VERSION`), so a steady ping-pong is O(1) both ways.
+ *   (`FIGURE_VERSION`), so a steady ping-pong is O(1) both ways, and touches no list: a pair is a
+ *   tag and a header word each way.
  * - A request is rounded up to a power of two of at least its alignment: an aligned block of that
  *   order satisfies both. Alignment is relative to `base`, so a request whose alignment exceeds
  *   the largest power of two dividing `base` returns `null`.
@@ -39,7 +40,6 @@
 import {
   type Allocator,
   checkRequest,
-  checkSize,
   InvalidArgumentError,
   type Layout,
   type LayoutBlock,
@@ -48,8 +48,8 @@ import {
 } from '@allot/core';
 import { POW } from './block-index';
 import { BuddyLists } from './buddy-lists';
+import { type BuddyOptions, resolveConfig } from './config';
 import {
-  type BuddyOptions,
   CELL_NEXT,
   CELL_PREV,
   CELL_TAG,
@@ -63,12 +63,12 @@ import {
   HEADER_BYTES,
   HEADS_OFFSET,
   NIL,
-  resolveConfig,
   STATE_MAGIC,
   STATE_VERSION,
   TAG_FREE,
   TAG_LIVE,
   TAG_ORDER_MASK,
+  TWO_POW_32,
   WORD_DEFERRED,
   WORD_MAGIC,
   WORD_MAX_ORDER,
@@ -106,39 +106,60 @@ export interface Buddy extends Allocator {
   layout(): Layout;
 }
 
-const TWO_POW_32 = 2 ** 32;
 const INV_TWO_POW_32 = 2 ** -32;
 
 class BuddyHeap extends BuddyLists implements Buddy {
   allocate(size: number, alignment?: number): number | null {
-    let need = size;
-    if (alignment !== undefined || !(size > 0 && size <= this.maxBlockSize)) {
-      // Off the hot path: an explicit alignment, or a size to check or refuse.
-      const align = checkRequest(size, alignment, this.alignment);
-      if (align > this.baseAlignment) return null;
-      need = Math.max(size, align);
-      if (need > this.maxBlockSize) return null;
-    } else if (!Number.isInteger(size)) {
-      checkSize(size); // throws
+    // The common call (an integer size within the heap's blocks, the default alignment) goes
+    // straight to its order; anything else, checked or refused, out of line.
+    if (
+      alignment !== undefined ||
+      !(size > 0 && size <= this.maxBlockSize && Number.isInteger(size))
+    ) {
+      return this.allocateChecked(size, alignment);
     }
-    let order = 0;
-    if (need > this.minBlockSize) {
-      // Units needed ≤ 2^31 (maxOrder ≤ 31), so clz32 is exact on this count.
-      order = 32 - Math.clz32(Math.ceil(need * this.inverseUnit) - 1);
+    // Units needed ≤ 2^31 (maxOrder ≤ 31), so clz32 is exact on this count.
+    const order =
+      size > this.minBlockSize ? 32 - Math.clz32(Math.ceil(size * this.inverseUnit) - 1) : 0;
+    const deferred = this.words[WORD_DEFERRED]!;
+    if (
+      deferred !== 0 &&
+      (this.cells[(deferred - 1) * CELL_WORDS + CELL_TAG]! & TAG_ORDER_MASK) === order
+    ) {
+      // The deferred block is the smallest sufficient one (checked when it was deferred).
+      this.words[WORD_DEFERRED] = 0;
+      return this.markLive(deferred - 1, order, size);
     }
-    const words = this.words;
-    const deferred = words[WORD_DEFERRED]!;
-    if (deferred !== 0) {
-      const index = deferred - 1;
-      if ((this.cells[index * CELL_WORDS + CELL_TAG]! & TAG_ORDER_MASK) === order) {
-        // The deferred block is the smallest sufficient one (checked when it was deferred).
-        words[WORD_DEFERRED] = 0;
-        this.remove(index, order);
-        return this.markLive(index, order, size);
-      }
-      this.settle();
+    return this.take(order, size);
+  }
+
+  /** {@link allocate} with an alignment, or a size to check: throws, refuses, or takes a block. */
+  private allocateChecked(size: number, alignment: number | undefined): number | null {
+    const align = checkRequest(size, alignment, this.alignment);
+    if (align > this.baseAlignment) return null;
+    const need = Math.max(size, align);
+    if (need > this.maxBlockSize) return null;
+    const order =
+      need > this.minBlockSize ? 32 - Math.clz32(Math.ceil(need * this.inverseUnit) - 1) : 0;
+    const deferred = this.words[WORD_DEFERRED]!;
+    if (
+      deferred !== 0 &&
+      (this.cells[(deferred - 1) * CELL_WORDS + CELL_TAG]! & TAG_ORDER_MASK) === order
+    ) {
+      this.words[WORD_DEFERRED] = 0;
+      return this.markLive(deferred - 1, order, size);
     }
+    return this.take(order, size);
+  }
+
+  /**
+   * A block of `order` for `size` bytes from the free lists, split from a larger one when needed
+   * (the deferred block, if any, merged first); null when none is left.
+   */
+  private take(order: number, size: number): number | null {
+    this.settle();
     this.figures[FIGURE_VERSION]!++;
+    const words = this.words;
     const mask = words[WORD_NON_EMPTY]!;
     const available = mask >>> order;
     if (available === 0) return null;
@@ -172,11 +193,16 @@ class BuddyHeap extends BuddyLists implements Buddy {
     const cells = this.cells;
     const cell = index * CELL_WORDS;
     cells[cell + CELL_TAG] = TAG_LIVE | order;
-    const high = Math.floor(size * INV_TWO_POW_32);
-    cells[cell + CELL_NEXT] = size - high * TWO_POW_32;
-    cells[cell + CELL_PREV] = high;
+    if (size < TWO_POW_32) {
+      cells[cell + CELL_NEXT] = size;
+      cells[cell + CELL_PREV] = 0;
+    } else {
+      const high = Math.floor(size * INV_TWO_POW_32);
+      cells[cell + CELL_NEXT] = size - high * TWO_POW_32;
+      cells[cell + CELL_PREV] = high;
+    }
     const figures = this.figures;
-    figures[FIGURE_ALLOCATED]! += POW[order]! * this.minBlockSize;
+    figures[FIGURE_ALLOCATED]! += this.blockBytes[order]!;
     figures[FIGURE_REQUESTED]! += size;
     figures[FIGURE_LIVE_COUNT]!++;
     return this.base + index * this.minBlockSize;
@@ -193,13 +219,18 @@ class BuddyHeap extends BuddyLists implements Buddy {
     // Read the requested size before the links reuse its words.
     const requested = cells[cell + CELL_PREV]! * TWO_POW_32 + cells[cell + CELL_NEXT]!;
     const figures = this.figures;
-    figures[FIGURE_ALLOCATED]! -= POW[k]! * this.minBlockSize;
+    figures[FIGURE_ALLOCATED]! -= this.blockBytes[k]!;
     figures[FIGURE_REQUESTED]! -= requested;
     figures[FIGURE_LIVE_COUNT]!--;
     const words = this.words;
     if (words[WORD_DEFERRED] !== 0) this.settle();
-    if (this.mayDefer(index, k)) {
-      this.push(index, k);
+    // What this view worked out about deferring this block holds while the lists are unchanged.
+    const allowed =
+      index === this.deferIndex && figures[FIGURE_VERSION] === this.deferVersion
+        ? this.deferAllowed
+        : this.mayDefer(index, k);
+    if (allowed) {
+      // Off the lists: free (its tag says so) and taken back by the next allocation of its order.
       cells[cell + CELL_TAG] = TAG_FREE | k;
       words[WORD_DEFERRED] = index + 1;
       return;
@@ -216,7 +247,6 @@ class BuddyHeap extends BuddyLists implements Buddy {
    */
   private mayDefer(index: number, k: number): boolean {
     const version = this.figures[FIGURE_VERSION]!;
-    if (index === this.deferIndex && version === this.deferVersion) return this.deferAllowed;
     const cells = this.cells;
     const counts = this.counts;
     const units = this.units;
@@ -249,7 +279,6 @@ class BuddyHeap extends BuddyLists implements Buddy {
     words[WORD_DEFERRED] = 0;
     const index = deferred - 1;
     const k = this.cells[index * CELL_WORDS + CELL_TAG]! & TAG_ORDER_MASK;
-    this.remove(index, k);
     this.figures[FIGURE_VERSION]!++;
     this.release(index, k);
   }

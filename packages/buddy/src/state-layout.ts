@@ -1,5 +1,8 @@
 /**
- * The layout of a buddy heap's state buffer, and the checks on its options.
+ * The layout of a buddy heap's state buffer: named offsets, with no import, so that the build writes
+ * each into its uses as a literal (esbuild inlines an imported primitive `const` only from a module
+ * of constants alone; Node 20's V8 would otherwise load and check a module-level `const` on every
+ * allocate and free). The checks on a heap's options are in `config.ts`.
  *
  * Everything a buddy heap knows lives in one `ArrayBuffer` or `SharedArrayBuffer`, so a second
  * view attached to the same buffer (in this thread or, under a lock the caller holds, in another
@@ -21,12 +24,11 @@
  * the header, so pick `minBlockSize` to keep `capacity / minBlockSize` reasonable (it must stay
  * below 2^32 − 1, the free-list sentinel).
  */
-import { checkRange, InvalidArgumentError, isPowerOfTwo, log2OfPowerOfTwo } from '@allot/core';
 
 /** Identifies an initialised buddy state buffer (`'BDDY'`). */
 export const STATE_MAGIC = 0x42444459;
-/** Bumped whenever the layout below changes; `attach` refuses other versions. */
-export const STATE_VERSION = 2;
+/** Bumped whenever the layout or its meaning changes; `attach` refuses other versions. */
+export const STATE_VERSION = 3;
 
 /** Most orders a heap can have: block indices are below 2^32, so orders run 0..31. */
 export const MAX_ORDERS = 32;
@@ -48,7 +50,9 @@ export const WORD_MAX_ORDER = 5;
 export const WORD_UNITS = 6;
 /**
  * The deferred block: 1 + the unit index of the one freed block whose merge is put off (see
- * `buddy.ts`), or 0 when there is none. It sits on its order's free list like any free block.
+ * `buddy.ts`), or 0 when there is none. It is on no free list (since state version 3): its tag
+ * says it is free, the next allocation of its order takes it back as it is, and any other call
+ * first merges it and files the result.
  */
 export const WORD_DEFERRED = 7;
 /** Number of 32-bit words before the figures (bytes 0..31). */
@@ -95,133 +99,5 @@ export const TAG_FREE = 0x40;
 export const TAG_LIVE = 0x80;
 /** Tag bits holding the block's order. */
 export const TAG_ORDER_MASK = 0x3f;
-
-/** Options of a buddy heap. */
-export interface BuddyOptions {
-  /** Bytes managed, from `base`. A tail shorter than `minBlockSize` is left unused. */
-  readonly capacity: number;
-  /**
-   * Address of the first byte. Blocks are aligned to their size relative to `base`; for absolute
-   * alignment up to `maxBlockSize`, align `base` to `maxBlockSize` (a request whose alignment
-   * exceeds `base`'s own alignment returns `null`).
-   * @defaultValue 0
-   */
-  readonly base?: number;
-  /**
-   * Smallest block, in bytes (a power of two): the unit of block indices and of state (12 bytes of
-   * state per unit).
-   * @defaultValue 16, or for capacities above 256 MiB the smallest power of two that keeps
-   * `capacity / minBlockSize` ≤ 2^24 (at most 192 MiB of state), and at most `capacity`
-   */
-  readonly minBlockSize?: number;
-  /**
-   * Largest block, in bytes (a power of two between `minBlockSize` and `capacity`). The range is
-   * covered by as many maximal blocks as fit, then by smaller ones down to `minBlockSize`.
-   * @defaultValue the largest power of two ≤ `capacity`
-   */
-  readonly maxBlockSize?: number;
-  /**
-   * Buffer to keep the state in, at least {@link buddyStateBytes} long. It is initialised (its
-   * previous contents are lost); use `buddy.attach` to open an existing one.
-   * @defaultValue a new `ArrayBuffer`
-   */
-  readonly state?: SharedArrayBuffer | ArrayBuffer;
-}
-
-/** The checked, derived configuration of a heap. */
-export interface BuddyConfig {
-  readonly base: number;
-  readonly capacity: number;
-  readonly minBlockSize: number;
-  readonly maxBlockSize: number;
-  /** log2(minBlockSize). */
-  readonly minOrder: number;
-  /** Order of the largest block, in units. */
-  readonly maxOrder: number;
-  /** Units covered. */
-  readonly units: number;
-  /** Total bytes of state. */
-  readonly stateBytes: number;
-}
-
-/** Checks `options` and derives the heap's configuration. Throws `InvalidArgumentError`. */
-export function resolveConfig(options: BuddyOptions): BuddyConfig {
-  const { capacity, base } = checkRange(options);
-  const minBlockSize = options.minBlockSize ?? defaultMinBlockSize(capacity);
-  if (!isPowerOfTwo(minBlockSize)) {
-    throw new InvalidArgumentError('minBlockSize', minBlockSize, 'a power of two number of bytes');
-  }
-  if (minBlockSize > capacity) {
-    throw new InvalidArgumentError('minBlockSize', minBlockSize, `at most capacity (${capacity})`);
-  }
-  const maxBlockSize = options.maxBlockSize ?? largestPowerOfTwoAtMost(capacity);
-  if (!isPowerOfTwo(maxBlockSize) || maxBlockSize < minBlockSize || maxBlockSize > capacity) {
-    throw new InvalidArgumentError(
-      'maxBlockSize',
-      maxBlockSize,
-      `a power of two between minBlockSize (${minBlockSize}) and capacity (${capacity})`,
-    );
-  }
-  const units = Math.floor(capacity / minBlockSize);
-  if (units >= NIL) {
-    throw new InvalidArgumentError(
-      'minBlockSize',
-      minBlockSize,
-      `at least capacity / (2^32 − 1) (${units} units is too many)`,
-    );
-  }
-  const minOrder = log2OfPowerOfTwo(minBlockSize);
-  const maxOrder = log2OfPowerOfTwo(maxBlockSize) - minOrder;
-  // units < 2^32 keeps maxOrder ≤ 31, so the non-empty mask fits one 32-bit word.
-  return {
-    base,
-    capacity,
-    minBlockSize,
-    maxBlockSize,
-    minOrder,
-    maxOrder,
-    units,
-    stateBytes: CELLS_OFFSET + units * CELL_WORDS * 4,
-  };
-}
-
-/**
- * Bytes of state buffer a buddy heap with these options needs: a header of
- * {@link HEADER_BYTES} bytes, then 12 bytes per unit of `minBlockSize`.
- *
- * @throws InvalidArgumentError when the options are invalid.
- */
-export function buddyStateBytes(options: Omit<BuddyOptions, 'state'>): number {
-  return resolveConfig(options).stateBytes;
-}
-
-/** Smallest block by default, in bytes. */
-const DEFAULT_MIN_BLOCK_SIZE = 16;
-/**
- * Most units the default `minBlockSize` allows: more units mean finer blocks but 12 bytes of state
- * each; 2^24 units keep the state of even a 2^48-byte heap at 192 MiB.
- */
-const DEFAULT_MAX_UNITS = 2 ** 24;
-
-/** The default `minBlockSize` for `capacity` bytes (see {@link BuddyOptions.minBlockSize}). */
-export function defaultMinBlockSize(capacity: number): number {
-  let size = DEFAULT_MIN_BLOCK_SIZE;
-  while (capacity / size > DEFAULT_MAX_UNITS) size *= 2;
-  return Math.min(size, largestPowerOfTwoAtMost(capacity));
-}
-
-/** Largest power of two ≤ `value` (value ≥ 1), exact up to 2^53. */
-export function largestPowerOfTwoAtMost(value: number): number {
-  let p = 2 ** Math.floor(Math.log2(value));
-  while (p > value) p /= 2;
-  while (p * 2 <= value) p *= 2;
-  return p;
-}
-
-/** Largest power of two dividing `value` (Infinity for 0), exact up to 2^53. */
-export function powerOfTwoDividing(value: number): number {
-  if (value === 0) return Number.POSITIVE_INFINITY;
-  let p = 1;
-  while (value % (p * 2) === 0) p *= 2;
-  return p;
-}
+/** 2^32: a requested size is kept in two 32-bit words, `high × 2^32 + low`. */
+export const TWO_POW_32 = 4294967296;

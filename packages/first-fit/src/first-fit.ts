@@ -115,7 +115,14 @@ class NextFitIndex extends AddressOrderedIndex {
 
   override find(size: number, alignment: number, top: number): number {
     const table = this.table;
-    let b = this.findFrom(this.rover, size, alignment);
+    let b: number;
+    if (this.tree.count === 0) {
+      // Nothing filed (only the top is free, as in a same-size loop): the top or nothing, wherever
+      // the rover is, with no search on either side of it.
+      b = fitsIn(table, top, size, alignment) ? top : NIL;
+    } else {
+      b = this.findFrom(this.rover, size, alignment);
+    }
     if (b === NIL) {
       // The top comes after every filed block at or above the rover, and before the wrap; when it
       // starts below the rover, it is the wrapped search's last block instead.
