@@ -382,7 +382,10 @@ export class PickleMachine extends PickleState {
             if (value instanceof PDict) {
               this.release(1);
               this.appendTo(target, value);
-            } else items.push(value);
+            } else {
+              if (value instanceof PList) this.weigh(target, value);
+              items.push(value);
+            }
           }
         } else {
           for (let i = at!; i < stack.length; i++) this.appendTo(target, stack[i]);

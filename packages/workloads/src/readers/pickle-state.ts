@@ -211,7 +211,30 @@ export class PickleState {
   /** Counts one more value held in a kept container. */
   protected keep(list: PList, value: unknown): void {
     this.hold(1);
+    this.weigh(list, value);
     list.items.push(value);
+  }
+
+  /**
+   * `value` goes into `into`: the values the hooks consumed under it count there again, within
+   * {@link MachineLimits.maxConsumed}, so a container repeated through the memo is refused at the
+   * opcode that passes the limit, before anyone walks it.
+   */
+  protected weigh(into: PList | PDict, value: unknown): void {
+    if ((value instanceof PList || value instanceof PDict) && value.weight > 0) {
+      this.addWeight(into, value.weight);
+    }
+  }
+
+  private addWeight(into: PList | PDict, weight: number): void {
+    into.weight += weight;
+    if (into.weight > this.limits.maxConsumed) {
+      this.limit(
+        `${this.hooks.consumed ?? 'values'} after memo expansion, a container repeated through ` +
+          'the memo counting each time',
+        this.limits.maxConsumed,
+      );
+    }
   }
 
   /** Counts `n` more values held in kept containers. */
@@ -229,7 +252,7 @@ export class PickleState {
       return;
     }
     const kept = this.hooks.append(list, value);
-    if (kept === CONSUMED) list.consumed++;
+    if (kept === CONSUMED) this.addWeight(list, 1);
     else this.keep(list, kept);
   }
 
@@ -249,6 +272,8 @@ export class PickleState {
       if (this.items > this.limits.maxItems) {
         this.limit('values in lists, tuples and dicts', this.limits.maxItems);
       }
+      this.weigh(dict, key);
+      this.weigh(dict, from[i + 1]);
       pairs.push(key, from[i + 1]);
     }
   }

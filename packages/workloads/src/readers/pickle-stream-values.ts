@@ -59,8 +59,8 @@ export class PList {
   private hooks: FrameHooks | null = null;
   /** Memo index of this list, or -1. */
   memo = -1;
-  /** Items appended and consumed by the hooks (not in {@link items}). */
-  consumed = 0;
+  /** Values the hooks consumed under this list, memo repeats counted (see `maxConsumed`). */
+  weight = 0;
   /** What the hooks attached to the list (the columns of a device trace, say). */
   sink: unknown = null;
   constructor(readonly tuple = false) {}
@@ -113,6 +113,8 @@ export class PList {
 export class PDict {
   /** Memo index of this dict, or -1. */
   memo = -1;
+  /** Values the hooks consumed under this dict, memo repeats counted (see `maxConsumed`). */
+  weight = 0;
 
   /** @param pairs - keys and values, alternating, in insertion order. */
   constructor(readonly pairs: unknown[] = []) {}
@@ -155,6 +157,8 @@ export interface MachineHooks {
    * string as this very string, which a comparison then finds at once.
    */
   readonly strings?: readonly string[];
+  /** What the values the hooks consume are, for errors (`trace entries`). @defaultValue 'values' */
+  readonly consumed?: string;
 }
 
 /** What the machine asks of its hooks about frames (see {@link MachineHooks.frames}). */
@@ -187,6 +191,12 @@ export interface MachineLimits {
   readonly maxMemoStringBytes: number;
   /** Bytes of one integer (`LONG1`, `LONG4`). */
   readonly maxIntegerBytes: number;
+  /**
+   * Values the hooks consumed (a snapshot's trace entries) under any one container, counted again
+   * each time a container that holds them is put in another: a list repeated through the memo
+   * stands for all its values at each place, and whoever walks the result pays for each.
+   */
+  readonly maxConsumed: number;
 }
 
 /** Default {@link MachineLimits}: a few GB of memory at most, whatever the input's length. */
@@ -196,6 +206,7 @@ export const DEFAULT_MACHINE_LIMITS: MachineLimits = Object.freeze({
   maxStringBytes: 64 * 1024 * 1024,
   maxMemoStringBytes: 1024 * 1024 * 1024,
   maxIntegerBytes: 1024,
+  maxConsumed: 24_000_000,
 });
 
 export const utf8 = new TextDecoder('utf-8', { fatal: false });

@@ -51,10 +51,13 @@ export const pickles = fc
     Uint8Array.from([0x80, 2, ...ops.flatMap(([op, operand]) => [op, ...operand]), 0x2e]),
   );
 
-/** `value` pickled as protocol 4 lays it out: MEMOIZE after each container and string. */
+/**
+ * `value` pickled as protocol 4 lays it out: MEMOIZE after each container and string, and, as
+ * CPython does for an object it met before, a memo reference for a string or container seen again.
+ */
 export function pickle(value: unknown): Uint8Array {
   const out: number[] = [0x80, 4];
-  const memo = new Map<string, number>();
+  const memo = new Map<unknown, number>();
   let next = 0;
   const u32 = (n: number) => out.push(n & 0xff, (n >>> 8) & 0xff, (n >>> 16) & 0xff, n >>> 24);
   const write = (v: unknown): void => {
@@ -81,13 +84,10 @@ export function pickle(value: unknown): Uint8Array {
       const view = new DataView(new ArrayBuffer(8));
       view.setFloat64(0, v, false);
       out.push(0x47, ...new Uint8Array(view.buffer));
+    } else if (memo.has(v)) {
+      out.push(0x6a);
+      u32(memo.get(v)!);
     } else if (typeof v === 'string') {
-      const seen = memo.get(v);
-      if (seen !== undefined) {
-        out.push(0x6a);
-        u32(seen);
-        return;
-      }
       const bytes = new TextEncoder().encode(v);
       if (bytes.length < 256) out.push(0x8c, bytes.length);
       else {
@@ -98,19 +98,22 @@ export function pickle(value: unknown): Uint8Array {
       memo.set(v, next++);
     } else if (Array.isArray(v)) {
       out.push(0x5d, 0x94);
-      next++;
+      memo.set(v, next++);
       if (v.length === 1) {
         write(v[0]);
         out.push(0x61);
-      } else if (v.length > 1) {
-        out.push(0x28);
-        for (const item of v) write(item);
-        out.push(0x65);
+      } else {
+        // CPython's batches: MARK … APPENDS for every thousand items.
+        for (let i = 0; i < v.length; i += 1000) {
+          out.push(0x28);
+          for (const item of v.slice(i, i + 1000)) write(item);
+          out.push(0x65);
+        }
       }
     } else {
       const entries = Object.entries(v as Record<string, unknown>);
       out.push(0x7d, 0x94);
-      next++;
+      memo.set(v, next++);
       if (entries.length > 0) {
         out.push(0x28);
         for (const [key, item] of entries) {

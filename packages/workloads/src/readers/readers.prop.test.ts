@@ -14,7 +14,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { TraceFormatError } from '../errors';
 import { unpickle } from './pickle';
-import { pickles } from './pickle-test-support';
+import { pickle, pickles } from './pickle-test-support';
 import { parseTraces, TRACE_FORMATS, type TraceFormat } from './read-trace-file';
 
 const fuzzing = process.env.ALLOT_FUZZ === '1';
@@ -115,6 +115,52 @@ describe.each(formats.map((format) => [format ?? 'detected', format] as const))(
     });
   },
 );
+
+/**
+ * Snapshots whose memo repeats what the reader expands: a list of trace entries, a dict holding it,
+ * a segment of blocks, or a frames list shared by many blocks, placed again and again, nested.
+ */
+const repeatingSnapshots = fc
+  .record({
+    entries: fc.integer({ min: 1, max: 300 }),
+    repeats: fc.integer({ min: 2, max: 3000 }),
+    nesting: fc.integer({ min: 0, max: 2 }),
+    holder: fc.constantFrom('list', 'dict', 'segment', 'frames'),
+  })
+  .map(({ entries, repeats, nesting, holder }) => {
+    const frames = Array.from({ length: 8 }, (_, line) => ({ filename: 'f.py', line, name: 'g' }));
+    const trace = Array.from({ length: entries }, (_, i) => ({
+      action: i % 2 === 0 ? 'alloc' : 'free_completed',
+      addr: 4096 * (1 + (i >> 1)),
+      size: 512,
+      frames,
+    }));
+    const blocks = trace.map((entry) => ({ address: entry.addr, size: 512, frames }));
+    const unit =
+      holder === 'list'
+        ? trace
+        : holder === 'dict'
+          ? { trace }
+          : holder === 'segment'
+            ? { device: 0, address: 4096, total_size: 2 ** 21, blocks }
+            : { address: 4096, frames };
+    let repeated: unknown = unit;
+    for (let level = 0; level <= nesting; level++) repeated = new Array(repeats).fill(repeated);
+    return holder === 'list'
+      ? pickle({ device_traces: repeated })
+      : pickle({ segments: repeated, device_traces: [trace] });
+  });
+
+describe('the snapshot reader', () => {
+  it('bounds what memo repeats expand to: traces or a TraceFormatError, within bounds', async () => {
+    await assertYielding(
+      fc.property(repeatingSnapshots, fc.boolean(), (bytes, gzip) => {
+        readsSafely(gzip ? gzipSync(bytes) : bytes, undefined);
+      }),
+      parameters,
+    );
+  });
+});
 
 describe('the pickle reader', () => {
   it('opcode sequences end in a value or a TraceFormatError', async () => {

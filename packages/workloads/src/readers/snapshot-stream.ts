@@ -119,8 +119,10 @@ export class SnapshotStream {
           item: (id) => this.stacks.refs[id],
         },
         strings: KNOWN_STRINGS,
+        consumed: 'trace entries',
       },
-      { ...DEFAULT_MACHINE_LIMITS, ...options.limits },
+      // Entries are what a snapshot expands to: the event limit bounds them, repeats included.
+      { ...DEFAULT_MACHINE_LIMITS, ...options.limits, maxConsumed: this.maxEvents },
     );
   }
 
@@ -250,10 +252,14 @@ export class SnapshotStream {
       name: this.name,
       at: this.machine.bytesIn,
       maxVisits: this.machine.limits.maxItems,
+      // A list that stands for its interned stack stays the stack's ref: a block's frames are
+      // read as the stack's id, never made again for each block that shares them.
       frame: (ref) => {
         if (ref instanceof FrameRef) return this.stacks.frames[ref.id];
-        const stack = ref instanceof PList ? ref.sink : ref instanceof StackRef ? ref.id : null;
-        return typeof stack === 'number' ? this.stacks.framesOf(stack) : undefined;
+        if (ref instanceof StackRef) return ref;
+        return ref instanceof PList && typeof ref.sink === 'number'
+          ? this.stacks.stackRef(ref.sink)
+          : undefined;
       },
     });
   }

@@ -39,7 +39,7 @@ import { PointerEvents, parseAddress } from './pointer-events';
 import { Action, numberOf, SnapshotColumns } from './snapshot-columns';
 import { oomsOf, reservedLine, type SegmentEvent } from './snapshot-figures';
 import type { SnapshotRecords } from './snapshot-stream';
-import { type FrameRef, StackTable } from './stack-table';
+import { type FrameRef, StackRef, StackTable } from './stack-table';
 
 /** Options of {@link parseTorchSnapshot}. */
 export interface ParseTorchSnapshotOptions {
@@ -117,8 +117,12 @@ export function parseTorchSnapshot(
   );
 }
 
-/** The stack of `frames`, plain `{filename, line, name}` dicts innermost first (0 for none). */
+/**
+ * The stack of `frames`, plain `{filename, line, name}` dicts innermost first, or the ref of a stack
+ * interned already (0 for none).
+ */
 function plainStack(stacks: StackTable, frames: unknown): number {
+  if (frames instanceof StackRef) return frames.id;
   if (!Array.isArray(frames)) return 0;
   const refs: FrameRef[] = [];
   for (const frame of frames) {
