@@ -149,6 +149,13 @@ export const smokeTests = {
       (e) => CudaUnavailableError.isInstance(e) && e.attempts[0].failure === 'not found',
     );
   `,
+  '@allot/pickle': `
+    const bytes = pkg.pickle({ a: [1, 2], t: pkg.pickleTuple(0, 0), big: 2n ** 70n });
+    assert.equal(JSON.stringify(pkg.unpickle(bytes, { tuple: (items) => ({ tuple: items }) }),
+      (_, v) => (typeof v === 'bigint' ? String(v) : v)),
+      '{"a":[1,2],"t":{"tuple":[0,0]},"big":"1180591620717411303424"}');
+    assert.throws(() => pkg.unpickle(new Uint8Array([0x80, 2, 0x63])), (e) => e.code === 'ALLOT_PICKLE');
+  `,
   '@allot/workloads': `
     const trace = pkg.parseCsvTrace('op,id,size\\nalloc,a,100\\nalloc,b,200\\nfree,a,100\\n', { name: 't.csv' });
     assert.equal(trace.length, 3);

@@ -1,3 +1,11 @@
+export {
+  PickleFloat,
+  PickleTuple,
+  type PickleValue,
+  pickle,
+  pickleFloat,
+  pickleTuple,
+} from '@allot/pickle';
 export type { Counter, Counters } from './counters';
 export {
   type DiagnosisSource,
@@ -15,14 +23,6 @@ export {
   type PoolStatsFallback,
 } from './memory-stats';
 export { type MemorySummaryOptions, memorySummary } from './memory-summary';
-export {
-  PickleFloat,
-  PickleTuple,
-  type PickleValue,
-  pickle,
-  pickleFloat,
-  pickleTuple,
-} from './pickle';
 export {
   findPoolStatsSource,
   isPoolStatsSource,

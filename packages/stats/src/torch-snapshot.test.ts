@@ -3,14 +3,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { bestFit } from '@allot/best-fit';
 import type { Allocator } from '@allot/core';
+import { pickleFloat, type UnpickledValue, unpickle as unpickleValue } from '@allot/pickle';
 import { replay } from '@allot/workloads';
 import { readTraceFile } from '@allot/workloads/node';
 import { describe, expect, it } from 'vitest';
 import { hasPython, python } from '../test/support/python';
 import { tinyFirstFit } from '../test/support/tiny-first-fit';
 import { tracePath } from '../test/support/traces';
-import { unpickle } from '../test/support/unpickle';
-import { pickleFloat } from './pickle';
 import {
   type TorchSnapshot,
   toTorchSnapshot,
@@ -18,6 +17,10 @@ import {
   toTorchSnapshotPickle,
 } from './torch-snapshot';
 import { withStats } from './with-stats';
+
+/** A pickle read back, tuples as `{ tuple: [...] }`, so that they can be told from lists. */
+const unpickle = (bytes: Uint8Array) =>
+  unpickleValue(bytes, { tuple: (items) => ({ tuple: items }) as unknown as UnpickledValue });
 
 const dir = mkdtempSync(join(tmpdir(), 'allot-stats-snapshot-'));
 
@@ -206,7 +209,7 @@ describe('PyTorch snapshot export', () => {
     const file = join(dir, 'gcc-hello.pickle');
     const bytes = toTorchSnapshotPickle(stats);
     writeFileSync(file, bytes);
-    const mine = unpickle(bytes) as TorchSnapshot;
+    const mine = unpickle(bytes) as unknown as TorchSnapshot;
     checkFormat(mine);
     expect(mine.device_traces[0]!.length).toBe(11431 + 2 * 6344 + 1);
     if (!hasPython) {

@@ -24,7 +24,7 @@ import {
   pickle,
   pickleFloat,
   pickleTuple,
-} from './pickle';
+} from '@allot/pickle';
 import type { BlockState, MemorySnapshot, SnapshotBlock } from './snapshot';
 import type { StackFrame } from './stack-frames';
 import { parseStack } from './stack-frames';

@@ -1,4 +1,13 @@
 export {
+  DEFAULT_MACHINE_LIMITS,
+  DEFAULT_UNPICKLE_LIMITS,
+  type MachineLimits,
+  type UnpickledValue,
+  type UnpickleLimits,
+  type UnpickleOptions,
+  unpickle,
+} from '@allot/pickle';
+export {
   type AddressSource,
   type AddressSourceOptions,
   addressSource,
@@ -48,17 +57,6 @@ export {
   TRACE_FORMATS,
   type TraceFormat,
 } from './readers/parse-traces';
-export {
-  DEFAULT_UNPICKLE_LIMITS,
-  type UnpickledValue,
-  type UnpickleLimits,
-  type UnpickleOptions,
-  unpickle,
-} from './readers/pickle';
-export {
-  DEFAULT_MACHINE_LIMITS,
-  type MachineLimits,
-} from './readers/pickle-machine';
 export { PointerEvents, parseAddress } from './readers/pointer-events';
 export { formatRmmLog, parseRmmLog, RMM_LOG_HEADER } from './readers/rmm-log';
 export {

@@ -11,9 +11,7 @@
  * a segment that of its `segment_alloc`. Inactive blocks keep the empty list, as in PyTorch, which
  * forgets the context of a freed block.
  */
-import type { UnpickledValue } from '../readers/pickle';
-import type { PickleWriter } from './pickle-writer';
-import { ItemBatches } from './pickle-writer';
+import { ItemBatches, type PickleWriter, type UnpickledValue } from '@allot/pickle';
 import type { Dict, SnapshotEncoder } from './snapshot-encoder';
 
 /** What a base snapshot held. */

@@ -20,9 +20,8 @@
  * tuple, and the lists and dicts under a `frames` key keep their identity (a frame dict that the
  * file shared is shared again).
  */
-import type { UnpickledValue } from '../readers/pickle';
+import { ItemBatches, type PickleWriter, type UnpickledValue } from '@allot/pickle';
 import { ACTION_NAMES, type EntrySink } from './caching-simulation';
-import { ItemBatches, type PickleWriter } from './pickle-writer';
 import { InternedStrings, StringTable } from './snapshot-strings';
 import { FRAME_KEYS, StackLists, type StackOptions } from './stack-lists';
 

@@ -5,8 +5,8 @@ import { join } from 'node:path';
 import { setImmediate } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { gunzipSync } from 'node:zlib';
+import { type UnpickledValue, unpickle } from '@allot/pickle';
 import { afterAll, describe, expect, it } from 'vitest';
-import { type UnpickledValue, unpickle } from '../readers/pickle';
 import { findTracesDir } from '../readers/read-trace-file';
 import {
   type TorchSnapshotOptions,

@@ -21,12 +21,11 @@
  * are new dicts.
  */
 
+import { ItemBatches, PickleWriter, type UnpickledValue } from '@allot/pickle';
 import { Random } from '../random';
-import type { UnpickledValue } from '../readers/pickle';
 import { type BaseCounts, baseSnapshotChunks, flush } from './base-snapshot';
 import { CachingSimulation, type EntrySink } from './caching-simulation';
 import { checkInteger } from './check-options';
-import { ItemBatches, PickleWriter } from './pickle-writer';
 import { defaultAllocatorSettings, SnapshotEncoder } from './snapshot-encoder';
 
 /** Options of {@link torchSnapshotChunks}. */

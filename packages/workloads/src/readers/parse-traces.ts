@@ -4,12 +4,12 @@
  * streaming snapshot reader even when it is whole in memory; files are read, and gzip undone, by
  * `read-trace-file.ts` (Node) or `trace-stream.ts` (any runtime, from a stream).
  */
+import { DEFAULT_MACHINE_LIMITS, type MachineLimits } from '@allot/pickle';
 import { TraceFormatError } from '../errors';
 import type { Trace } from '../trace';
 import { DEFAULT_MAX_EVENTS } from '../trace';
 import { parseCsvTrace } from './csv-trace';
 import { parseMallocTrace } from './malloc-trace';
-import { DEFAULT_MACHINE_LIMITS, type MachineLimits } from './pickle-machine';
 import { parseRmmLog } from './rmm-log';
 import { SnapshotStream } from './snapshot-stream';
 import { parseTorchProfilerTrace } from './torch-profiler';

@@ -8,14 +8,13 @@
  * Runs: FC_NUM_RUNS (default 200); seeded (FC_SEED overrides, FC_PATH replays).
  */
 import { createHash } from 'node:crypto';
+import { type MachineLimits, withoutFastPaths } from '@allot/pickle';
 import { assertYielding } from '@allot/testkit';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { TraceFormatError } from '../errors';
 import { torchSnapshotChunks } from '../generators/torch-snapshot';
 import type { Trace } from '../trace';
-import type { MachineLimits } from './pickle-machine';
-import { withoutFastPaths } from './pickle-machine';
 import { SnapshotStream } from './snapshot-stream';
 import { snapshotTraces } from './torch-snapshot';
 

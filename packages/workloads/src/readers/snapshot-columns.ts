@@ -16,7 +16,6 @@
  * reader fills the columns as the pickle is read; a snapshot read whole (JSON) fills them the same
  * way, so both go through one set of rules.
  */
-import { freeBuffers } from './free-buffers';
 import { parseAddress } from './pointer-events';
 
 /** Entry actions, as {@link SnapshotColumns.action} codes. */
@@ -92,7 +91,6 @@ export class SnapshotColumns {
    * columns are empty from here.
    */
   release(): void {
-    const { action, addr, size, stream, time, stack } = this;
     this.length = 0;
     this.action = new Uint8Array(0);
     this.addr = new Float64Array(0);
@@ -100,7 +98,6 @@ export class SnapshotColumns {
     this.stream = new Float64Array(0);
     this.time = new Float64Array(0);
     this.stack = new Int32Array(0);
-    freeBuffers([action, addr, size, stream, time, stack].map((column) => column.buffer));
   }
 
   /** Appends a malformed entry (not a dict at all, say). */

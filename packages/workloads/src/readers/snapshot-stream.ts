@@ -16,9 +16,6 @@
  * `segment_alloc` and its `alloc`. What stays is the columns, the distinct frames and stacks, and
  * the end state's segments. Browser-safe: no Node module.
  */
-import { TraceFormatError } from '../errors';
-import { DEFAULT_MAX_EVENTS } from '../trace';
-import { FrameDicts } from './frame-dicts';
 import {
   CONSUMED,
   DEFAULT_MACHINE_LIMITS,
@@ -28,7 +25,10 @@ import {
   PickleMachine,
   PList,
   plainValue,
-} from './pickle-machine';
+} from '@allot/pickle';
+import { TraceFormatError } from '../errors';
+import { DEFAULT_MAX_EVENTS } from '../trace';
+import { FrameDicts } from './frame-dicts';
 import { Action, SnapshotColumns } from './snapshot-columns';
 import { FrameRef, StackRef, StackTable } from './stack-table';
 
@@ -103,8 +103,8 @@ export class SnapshotStream {
   constructor(options: SnapshotStreamOptions = {}) {
     this.name = options.name ?? 'snapshot';
     this.maxEvents = options.maxEvents ?? DEFAULT_MAX_EVENTS;
+    const name = this.name;
     this.machine = new PickleMachine(
-      this.name,
       {
         append: (list, value) => this.append(list, value),
         ref: (id) => ((id & 1) === 1 ? this.stacks.stackRef(id >>> 1) : this.stacks.refs[id >>> 1]),
@@ -121,8 +121,12 @@ export class SnapshotStream {
         strings: KNOWN_STRINGS,
         consumed: 'trace entries',
       },
-      // Entries are what a snapshot expands to: the event limit bounds them, repeats included.
-      { ...DEFAULT_MACHINE_LIMITS, ...options.limits, maxConsumed: this.maxEvents },
+      {
+        // Entries are what a snapshot expands to: the event limit bounds them, repeats included.
+        limits: { ...DEFAULT_MACHINE_LIMITS, ...options.limits, maxConsumed: this.maxEvents },
+        error: (offset, expected, found) =>
+          new TraceFormatError(name, offset, expected, found, 'byte'),
+      },
     );
   }
 
@@ -249,8 +253,8 @@ export class SnapshotStream {
   /** A machine value as plain values, frame refs as their frames (see {@link plainValue}). */
   private plain(value: unknown): unknown {
     return plainValue(value, {
-      name: this.name,
       at: this.machine.bytesIn,
+      error: this.machine.error,
       maxVisits: this.machine.limits.maxItems,
       // A list that stands for its interned stack stays the stack's ref: a block's frames are
       // read as the stack's id, never made again for each block that shares them.

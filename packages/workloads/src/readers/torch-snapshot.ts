@@ -32,9 +32,9 @@
  * When a block falls in no segment (a window that lost its start to the ring buffer, say), the
  * trace carries no starting state and `meta.startState` says why.
  */
+import { typeOf, type UnpickledValue } from '@allot/pickle';
 import { TraceFormatError } from '../errors';
 import type { RecordedSegment, StartBlock, StartSegment, StartState, Trace } from '../trace';
-import { typeOf, type UnpickledValue } from './pickle';
 import { PointerEvents, parseAddress } from './pointer-events';
 import { Action, numberOf, SnapshotColumns } from './snapshot-columns';
 import { oomsOf, reservedLine, type SegmentEvent } from './snapshot-figures';

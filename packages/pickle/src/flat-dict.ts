@@ -7,28 +7,22 @@
  *  EMPTY_DICT MEMOIZE MARK  key value  key value …  SETITEMS
  *  key    BINGET | LONG_BINGET | SHORT_BINUNICODE [MEMOIZE]
  *  value  the same, or BININT1 | BININT2 | BININT | LONG1 | BINFLOAT | NONE | NEWTRUE | NEWFALSE
- *         | EMPTY_LIST MEMOIZE (an empty list) | a frames list (see `pickle-frames-list.ts`)
+ *         | EMPTY_LIST MEMOIZE (an empty list) | a frames list (see `frames-list.ts`)
  * ```
  *
  * {@link readFlatDict} decodes exactly that shape from one buffer into its keys and values,
  * changing nothing, the memo slots the dict would take kept aside in order; the machine then
  * commits them and pushes the dict, as the opcodes one by one would have, but without a pushed
  * value, a dispatch and a check per opcode. Any other shape, a dict of at most
- * {@link SMALL_DICT_PAIRS} pairs (a frame's: see `pickle-small-dict.ts`), a cut buffer or a slot
+ * {@link SMALL_DICT_PAIRS} pairs (a frame's: see `small-dict.ts`), a cut buffer or a slot
  * that is not there declines (-1), and the ordinary opcodes run on the same bytes.
  */
-import { type FramesList, readFramesList } from './pickle-frames-list';
-import { FORGOTTEN, type Memo } from './pickle-memo';
-import { SMALL_DICT_PAIRS } from './pickle-small-dict';
-import {
-  decodeLong,
-  decodeUtf8,
-  type FrameHooks,
-  intAt,
-  intWidth,
-  PDict,
-  PList,
-} from './pickle-stream-values';
+import { type FramesList, readFramesList } from './frames-list';
+import { FORGOTTEN, type Memo } from './memo';
+import { decodeLong, decodeUtf8, intAt, intWidth } from './operands';
+import { SMALL_DICT_PAIRS } from './small-dict';
+import type { FrameHooks } from './values';
+import { PDict, PList } from './values';
 
 /** Most key/value pairs the fast path takes. */
 export const FLAT_DICT_PAIRS = 64;

@@ -1,6 +1,7 @@
 /**
- * A pickle machine that reads its input in chunks: the streaming counterpart of {@link unpickle},
- * for inputs too large to hold (a PyTorch memory snapshot with stacks is often gigabytes).
+ * The pickle machine: it reads its input in chunks, so an input too large to hold (a PyTorch memory
+ * snapshot with stacks is often gigabytes) is read in one pass, and {@link unpickle} is this
+ * machine over one buffer.
  *
  * ```
  *  chunk ─► run(): opcode loop over the chunk ─► stack, MARKs, memo ─► hooks.append() may consume
@@ -16,40 +17,24 @@
  * memory grows with what the hooks keep, not with the input.
  *
  * Every opcode checks its bytes before it changes anything, so an opcode cut by a chunk's end is
- * simply run again when its bytes are there. Errors are {@link TraceFormatError}s with the byte
- * offset of the opcode at fault. Opcodes that would run Python code are refused.
+ * simply run again when its bytes are there. Errors (see {@link MachineOptions.error}) carry the
+ * byte offset of the opcode at fault. Opcodes that would run Python code are refused.
  *
  * Fast paths read, in one step, the shapes a snapshot is made of: a dict of scalars and strings (a
- * trace entry, `pickle-flat-dict.ts`) and, when the hooks intern frames, a frame dict written anew
- * (`pickle-small-dict.ts`) and a whole `frames` list (`pickle-frames-list.ts`). Each decodes its bytes without changing anything, and commits only
- * what the opcodes one by one would have left; any other shape, a cut buffer or a limit in reach
- * sends the same bytes down the ordinary opcodes.
+ * trace entry, `flat-dict.ts`) and, when the hooks intern frames, a frame dict written anew
+ * (`small-dict.ts`) and a whole `frames` list (`frames-list.ts`). Each decodes its bytes without
+ * changing anything, and commits only what the opcodes one by one would have left; any other
+ * shape, a cut buffer or a limit in reach sends the same bytes down the ordinary opcodes.
  */
 
-import { type FlatDict, flatDict, readFlatDict } from './pickle-flat-dict';
-import { type FramesList, framesList, readFramesList } from './pickle-frames-list';
-import { FORGOTTEN } from './pickle-memo';
-import { readSmallDict, type SmallDict, smallDict } from './pickle-small-dict';
-import { INCOMPLETE, PickleState } from './pickle-state';
-import {
-  decodeLong,
-  type MachineHooks,
-  type MachineLimits,
-  PDict,
-  PList,
-  text,
-} from './pickle-stream-values';
-
-export {
-  CONSUMED,
-  DEFAULT_MACHINE_LIMITS,
-  type MachineHooks,
-  type MachineLimits,
-  machineTypeOf,
-  PDict,
-  PList,
-  plainValue,
-} from './pickle-stream-values';
+import { type FlatDict, flatDict, readFlatDict } from './flat-dict';
+import { type FramesList, framesList, readFramesList } from './frames-list';
+import type { MachineHooks } from './hooks';
+import { INCOMPLETE, type MachineOptions, PickleState } from './machine-state';
+import { FORGOTTEN } from './memo';
+import { decodeLong, text } from './operands';
+import { readSmallDict, type SmallDict, smallDict } from './small-dict';
+import { PDict, PList } from './values';
 
 /** Whether machines made now take the fast paths for lists and dicts (see {@link withoutFastPaths}). */
 let fastPaths = true;
@@ -87,8 +72,8 @@ export class PickleMachine extends PickleState {
   /** The flat-dict fast path's scratch. */
   private readonly flat: FlatDict | null;
 
-  constructor(name: string, hooks: MachineHooks, limits?: MachineLimits) {
-    super(name, hooks, limits);
+  constructor(hooks: MachineHooks, options: MachineOptions = {}) {
+    super(hooks, options);
     this.small = hooks.smallDict !== undefined ? smallDict() : null;
     const frames = framesList();
     this.framesList = hooks.frames !== undefined && fastPaths ? frames : null;
@@ -124,7 +109,11 @@ export class PickleMachine extends PickleState {
   end(): unknown {
     if (!this.done) {
       this.opAt = this.base;
-      this.fail('an opcode (STOP ends a pickle)', 'the end of the file (truncated pickle)');
+      const missing = this.carry === null ? 0 : this.carry.length - this.carryFill;
+      this.fail(
+        missing > 0 ? `${missing} more byte(s) of operand` : 'an opcode (STOP ends a pickle)',
+        'the end of the file (truncated pickle)',
+      );
     }
     return this.result;
   }
@@ -165,7 +154,7 @@ export class PickleMachine extends PickleState {
           stack.push(buf[p + 1]!);
           p += 2;
           continue;
-        } else if (op === 0x7d) {
+        } else if (op === 0x7d && memo.dense) {
           if (flat !== null) {
             const next = readFlatDict(buf, this.view, p, end, memo, frameHooks, flat);
             if (next >= 0 && this.commitFlatDict(flat)) {
@@ -180,7 +169,7 @@ export class PickleMachine extends PickleState {
               continue;
             }
           }
-        } else if (op === 0x5d && frames !== null) {
+        } else if (op === 0x5d && frames !== null && memo.dense) {
           const next = readFramesList(buf, this.view, p, end, memo, frameHooks!, frames);
           if (next >= 0 && this.commitFramesList(frames)) {
             p = next;

@@ -1,5 +1,5 @@
 /**
- * What the hooks found for small dicts (see `pickle-small-dict.ts`), by what their opcodes say. A
+ * What the hooks found for small dicts (see `small-dict.ts`), by what their opcodes say. A
  * frame dict written anew is, in a snapshot with stacks, one of a few thousand: the same memo
  * references to the same key and value strings, the same line. So a dict whose keys and values are
  * all memo references to slots the memo holds, or ints, is known by those slot numbers and ints
@@ -14,9 +14,9 @@
  * the hooks found for it then. Anything else (a string written in place, a reference to a slot not
  * stored yet) has no key, and the dict goes the usual way.
  */
-import type { Memo } from './pickle-memo';
-import { SMALL_DICT_PAIRS } from './pickle-small-dict';
-import { intAt, intWidth } from './pickle-stream-values';
+import type { Memo } from './memo';
+import { intAt, intWidth } from './operands';
+import { SMALL_DICT_PAIRS } from './small-dict';
 
 /** Int32s per entry: the key's values, its count and int flags, its hash, and the frame id + 1. */
 const KEY = 2 * SMALL_DICT_PAIRS;

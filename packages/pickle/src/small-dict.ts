@@ -13,9 +13,9 @@
  * pushes what stands for it. Any other shape, a cut buffer or a slot that is not there declines
  * (-1), and the ordinary opcodes run on the same bytes, so the fast path never changes a result.
  */
-import type { Memo } from './pickle-memo';
-import { FORGOTTEN } from './pickle-memo';
-import { decodeUtf8, intAt, intWidth } from './pickle-stream-values';
+import type { Memo } from './memo';
+import { FORGOTTEN } from './memo';
+import { decodeUtf8, intAt, intWidth } from './operands';
 
 /** Most key/value pairs the fast path takes. */
 export const SMALL_DICT_PAIRS = 3;

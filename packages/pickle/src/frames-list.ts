@@ -7,23 +7,24 @@
  * ```
  *
  * each item a memo reference to a frame the hooks interned (a frame dict written before, its slot
- * holding the hooks' ref), or a frame dict written anew (see `pickle-small-dict.ts`) that the hooks
+ * holding the hooks' ref), or a frame dict written anew (see `small-dict.ts`) that the hooks
  * know already. {@link readFramesList} decodes exactly that shape from one buffer into frame ids,
  * changing nothing, the memo slots the list would take kept aside; the machine then commits them,
  * builds the list and pushes it, as the opcodes one by one would have. Any other shape, a frame not
  * interned yet, a cut buffer or a slot that is not there declines (-1), and the ordinary opcodes
  * run on the same bytes, so the fast path never changes a result.
  */
-import { DictCache } from './pickle-dict-cache';
-import type { Memo } from './pickle-memo';
+import { DictCache } from './dict-cache';
+import type { Memo } from './memo';
 import {
   type PendingSlots,
   readSmallDict,
   SMALL_DICT_PAIRS,
   type SmallDict,
   smallDict,
-} from './pickle-small-dict';
-import { type FrameHooks, FrameIdArena } from './pickle-stream-values';
+} from './small-dict';
+import type { FrameHooks } from './values';
+import { FrameIdArena } from './values';
 
 /** Most items the fast path takes: what Python writes between one MARK and its APPENDS. */
 export const FRAMES_LIST_ITEMS = 1000;

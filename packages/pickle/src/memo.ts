@@ -36,10 +36,10 @@ export class Memo {
   private readonly chunks: (Int32Array | undefined)[] = [];
   private readonly objects: unknown[] = [undefined];
   private readonly free: number[] = [];
-  /** The index `MEMOIZE` stores at next: one past the largest stored. */
-  next = 0;
-  /** Slots stored. */
+  /** Slots stored: Python's `len(memo)`, the index `MEMOIZE` stores at next. */
   count = 0;
+  /** One past the largest slot stored. */
+  private top = 0;
   /** Times a stored slot was stored again (by `put`): what a cache of slots' values checks. */
   version = 0;
   private readonly texts: string[] = [];
@@ -51,6 +51,19 @@ export class Memo {
     known: readonly string[] = [],
   ) {
     for (const text of known) this.text(text);
+  }
+
+  /** The index `MEMOIZE` stores at next (see {@link count}). */
+  get next(): number {
+    return this.count;
+  }
+
+  /**
+   * Whether the slots stored are `[0, count)`, as a pickle that memoizes with `MEMOIZE` alone
+   * leaves them: the fast paths, which take the next slots to be free, read only then.
+   */
+  get dense(): boolean {
+    return this.top === this.count;
   }
 
   /** The value of slot `index`: undefined when never stored, {@link FORGOTTEN} when consumed. */
@@ -135,6 +148,6 @@ export class Memo {
       this.free.push(old >>> 1);
     }
     chunk[index & MASK] = slot;
-    if (index >= this.next) this.next = index + 1;
+    if (index >= this.top) this.top = index + 1;
   }
 }

@@ -4,7 +4,7 @@
  * slots' values check.
  */
 import { describe, expect, it } from 'vitest';
-import { FORGOTTEN, Memo } from './pickle-memo';
+import { FORGOTTEN, Memo } from './memo';
 
 describe('the memo of a streamed pickle', () => {
   it('gives back each slot as stored: short and long strings, objects, refs, consumed', () => {
@@ -28,8 +28,10 @@ describe('the memo of a streamed pickle', () => {
     expect(memo.get(3004)).toBe('ref 21');
     expect(memo.get(3005)).toBe(FORGOTTEN);
     expect(memo.get(1 << 20)).toBeUndefined();
+    // MEMOIZE stores at Python's len(memo), the slots stored; the slots are sparse, not dense.
     expect(memo.count).toBe(1005);
-    expect(memo.next).toBe(3006);
+    expect(memo.next).toBe(1005);
+    expect(memo.dense).toBe(false);
     // Only a ref's slot is a positive odd int (what the frames-list fast path looks for).
     for (const index of [0, 3, 3001, 3002, 3003, 3005]) {
       const raw = memo.raw(index);
@@ -52,5 +54,6 @@ describe('the memo of a streamed pickle', () => {
     expect(memo.version).toBe(3);
     expect(memo.get(1)).toBe('d');
     expect(memo.count).toBe(3);
+    expect(memo.dense).toBe(true);
   });
 });

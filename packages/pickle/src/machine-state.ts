@@ -1,24 +1,29 @@
 /**
- * The state of a streaming pickle machine: the stack of values, the MARK positions, the chunked
- * memo, and the accounting that keeps what it holds within {@link MachineLimits}. The opcode loop
- * and the chunks are {@link PickleMachine}'s.
+ * What the streaming pickle machine holds and how it is bounded: the stack of values, the MARK
+ * positions, the chunked memo, and the accounting that keeps them within {@link MachineLimits},
+ * what the consumed values expand to included. The opcode loop and the chunks are
+ * {@link PickleMachine}'s.
  */
-import { TraceFormatError } from '../errors';
-import { EMPTY_LIST, type FlatDict } from './pickle-flat-dict';
-import type { FramesList } from './pickle-frames-list';
-import { FORGOTTEN, Memo } from './pickle-memo';
-import type { SmallDict } from './pickle-small-dict';
-import {
-  CONSUMED,
-  DEFAULT_MACHINE_LIMITS,
-  latin1,
-  type MachineHooks,
-  type MachineLimits,
-  machineTypeOf,
-  PDict,
-  PList,
-} from './pickle-stream-values';
-import { refusal } from './pickle-values';
+import { EMPTY_LIST, type FlatDict } from './flat-dict';
+import type { FramesList } from './frames-list';
+import { DEFAULT_MACHINE_LIMITS, type MachineHooks, type MachineLimits } from './hooks';
+import { lineValue, memoIndex, takesLine } from './line-operands';
+import { FORGOTTEN, Memo } from './memo';
+import { Op, refusal } from './opcodes';
+import { latin1 } from './operands';
+import { type PickleErrorFactory, pickleErrors } from './pickle-error';
+import type { SmallDict } from './small-dict';
+import { CONSUMED, machineTypeOf, PDict, PList } from './values';
+
+/** Options of a {@link PickleMachine}. */
+export interface MachineOptions {
+  /** The input's name, for errors. @defaultValue 'pickle' */
+  readonly name?: string;
+  /** Bounds on what the pickle may hold. @defaultValue {@link DEFAULT_MACHINE_LIMITS} */
+  readonly limits?: MachineLimits;
+  /** Makes the errors. @defaultValue {@link PickleError}s */
+  readonly error?: PickleErrorFactory;
+}
 
 /** Thrown inside {@link PickleMachine.run} when the opcode at `opStart` needs `need` bytes. */
 export class Incomplete {
@@ -35,17 +40,22 @@ export class PickleState {
   protected items = 0;
   protected opAt = 0;
 
+  readonly limits: MachineLimits;
+  /** Makes the errors (see {@link MachineOptions.error}). */
+  readonly error: PickleErrorFactory;
+
   constructor(
-    private readonly name: string,
     protected readonly hooks: MachineHooks,
-    readonly limits: MachineLimits = DEFAULT_MACHINE_LIMITS,
+    options: MachineOptions = {},
   ) {
+    this.limits = options.limits ?? DEFAULT_MACHINE_LIMITS;
+    this.error = options.error ?? pickleErrors(options.name ?? 'pickle');
     this.memo = new Memo((id) => hooks.ref?.(id), hooks.strings);
   }
 
-  /** Throws a {@link TraceFormatError} at the current opcode. */
+  /** Throws the error of the current opcode. */
   fail(expected: string, found: string): never {
-    throw new TraceFormatError(this.name, this.opAt, expected, found, 'byte');
+    throw this.error(this.opAt, expected, found);
   }
 
   protected limit(what: string, most: number): never {
@@ -82,68 +92,18 @@ export class PickleState {
   }
   /** The protocol 0 opcodes, whose operand is a line of text. */
   protected lineOp(op: number, buf: Uint8Array, q: number, end: number, p: number): number {
-    if (
-      op !== 0x49 &&
-      op !== 0x4c &&
-      op !== 0x46 &&
-      op !== 0x56 &&
-      op !== 0x67 &&
-      op !== 0x70 &&
-      op !== 0x53
-    ) {
-      return this.fail(...refusal(op));
-    }
+    if (!takesLine(op)) return this.fail(...refusal(op));
     const nl = buf.indexOf(0x0a, q);
     if (nl < 0 || nl >= end) {
       if (end - q > 4096) this.fail('a newline-terminated operand', 'a line of over 4096 bytes');
       this.need(end, 1, end, p);
     }
     const line = latin1.decode(buf.subarray(q, nl));
-    const trimmed = line.trim();
-    switch (op) {
-      case 0x49: // INT
-        if (trimmed === '00') this.pushValue(false);
-        else if (trimmed === '01') this.pushValue(true);
-        else this.pushValue(this.decimal(trimmed));
-        break;
-      case 0x4c: // LONG
-        this.pushValue(this.decimal(trimmed.replace(/L$/, '')));
-        break;
-      case 0x46: {
-        // FLOAT
-        const value = Number(trimmed);
-        if (trimmed === '' || Number.isNaN(value)) {
-          this.fail('a decimal float', JSON.stringify(trimmed));
-        }
-        this.pushValue(value);
-        break;
-      }
-      case 0x56: // UNICODE
-      case 0x53: // STRING
-        this.pushValue(op === 0x53 ? trimmed.replace(/^(['"])(.*)\1$/, '$2') : line);
-        break;
-      case 0x67: // GET
-        this.pushValue(this.memoGet(this.memoIndex(trimmed)));
-        break;
-      default: // PUT
-        this.memoPut(this.memoIndex(trimmed), this.top());
-    }
+    const fail = (expected: string, found: string) => this.fail(expected, found);
+    if (op === Op.GET) this.pushValue(this.memoGet(memoIndex(line, fail)));
+    else if (op === Op.PUT) this.memoPut(memoIndex(line, fail), this.top());
+    else this.pushValue(lineValue(op, line, this.limits.maxIntegerBytes * 3, fail));
     return nl + 1;
-  }
-  protected decimal(text: string): number | bigint {
-    if (!/^[-+]?\d+$/.test(text)) this.fail('a decimal integer', JSON.stringify(text));
-    if (text.length > this.limits.maxIntegerBytes * 3) {
-      this.limit('digits in one integer', this.limits.maxIntegerBytes * 3);
-    }
-    const value = BigInt(text);
-    return value >= BigInt(Number.MIN_SAFE_INTEGER) && value <= BigInt(Number.MAX_SAFE_INTEGER)
-      ? Number(value)
-      : value;
-  }
-
-  protected memoIndex(text: string): number {
-    if (!/^\d+$/.test(text)) this.fail('a decimal memo index', JSON.stringify(text));
-    return Number(text);
   }
 
   protected checkLength(n: number): void {
@@ -293,7 +253,7 @@ export class PickleState {
   }
 
   /**
-   * Commits the small dict at the opcode being run (see `pickle-small-dict.ts`), when the hooks
+   * Commits the small dict at the opcode being run (see `small-dict.ts`), when the hooks
    * intern it and the memo has room: its slot takes the hooks' ref, its new strings the slots after
    * it, and the ref goes on the stack. Returns whether it did; when not, nothing changed.
    */
@@ -322,7 +282,7 @@ export class PickleState {
   }
 
   /**
-   * Commits the frames list at the opcode being run (see `pickle-frames-list.ts`), when the
+   * Commits the frames list at the opcode being run (see `frames-list.ts`), when the
    * limits leave room for all the opcodes would hold: its memo slots, then the list, pushed, its
    * frame ids standing for its items. Returns whether it did; when not, nothing changed.
    */
@@ -343,7 +303,7 @@ export class PickleState {
   }
 
   /**
-   * Commits the dict at the opcode being run (see `pickle-flat-dict.ts`), when the limits leave
+   * Commits the dict at the opcode being run (see `flat-dict.ts`), when the limits leave
    * room for all the opcodes would hold: its memo slots, its lists, then the dict, pushed. Returns
    * whether it did; when not, nothing changed.
    */
