@@ -4,16 +4,22 @@
  * what the consumed values expand to included. The opcode loop and the chunks are
  * {@link PickleMachine}'s.
  */
-import { EMPTY_LIST, type FlatDict } from './flat-dict';
-import type { FramesList } from './frames-list';
+import type { FastPaths } from './fast-paths';
+import { FRAME_DICT_PAIRS } from './frame-cache';
 import { DEFAULT_MACHINE_LIMITS, type MachineHooks, type MachineLimits } from './hooks';
 import { lineValue, memoIndex, takesLine } from './line-operands';
 import { FORGOTTEN, Memo } from './memo';
 import { Op, refusal } from './opcodes';
 import { latin1 } from './operands';
+import { EMPTY, FRAME, SELF, STRING } from './pending';
 import { type PickleErrorFactory, pickleErrors } from './pickle-error';
-import type { SmallDict } from './small-dict';
 import { CONSUMED, machineTypeOf, PDict, PList } from './values';
+
+/**
+ * Values a frames list holds at once beside its items, read one opcode at a time: itself, and a
+ * frame dict being built with its pairs.
+ */
+const FRAME_HELD = 2 + 2 * FRAME_DICT_PAIRS;
 
 /** Options of a {@link PickleMachine}. */
 export interface MachineOptions {
@@ -253,117 +259,90 @@ export class PickleState {
   }
 
   /**
-   * Commits the small dict at the opcode being run (see `small-dict.ts`), when the hooks
-   * intern it and the memo has room: its slot takes the hooks' ref, its new strings the slots after
-   * it, and the ref goes on the stack. Returns whether it did; when not, nothing changed.
+   * Commits the dict the fast paths read at the opcode being run (see `fast-paths.ts`), when the
+   * limits leave room for all the opcodes would hold: its memo slots, its lists, then the dict,
+   * pushed (when `flat`); a frame dict the hooks intern is pushed as their ref. Returns whether it
+   * did; when not, nothing changed.
    */
-  protected commitSmallDict(dict: SmallDict): boolean {
+  protected commitDict(fast: FastPaths, flat: boolean): boolean {
+    const n = fast.n;
     const hook = this.hooks.smallDict;
-    const strings = dict.strings;
-    const index = this.memo.next;
-    const slots = 1 + dict.count;
-    let bytes = 0;
-    for (let i = 0; i < dict.count; i++) bytes += strings[i]!.length;
-    if (
-      hook === undefined ||
-      this.stack.length >= this.limits.maxItems ||
-      index + slots > this.limits.maxMemo ||
-      this.memo.count + slots > this.limits.maxMemo ||
-      this.memoStringBytes + bytes > this.limits.maxMemoStringBytes
-    ) {
-      return false;
+    if (n <= 2 * FRAME_DICT_PAIRS) {
+      if (!fast.frameShape || hook === undefined || !this.fits(fast, n + 1)) return false;
+      const id = hook(fast.pairs, n >> 1, fast.slots);
+      if (id < 0) return false;
+      this.commitPending(fast, null, id);
+      this.stack.push(this.hooks.ref?.(id));
+      return true;
     }
-    const id = hook(dict.pairs, dict.size, dict.slots);
-    if (id < 0) return false;
-    this.memo.putRef(index, id);
-    for (let i = 0; i < dict.count; i++) this.memoPut(index + 1 + i, strings[i]);
-    this.stack.push(this.hooks.ref?.(id));
-    return true;
-  }
-
-  /**
-   * Commits the frames list at the opcode being run (see `frames-list.ts`), when the
-   * limits leave room for all the opcodes would hold: its memo slots, then the list, pushed, its
-   * frame ids standing for its items. Returns whether it did; when not, nothing changed.
-   */
-  protected commitFramesList(read: FramesList): boolean {
-    const limits = this.limits;
-    const n = read.n;
-    if (
-      this.stack.length + n + 1 > limits.maxItems ||
-      this.marks.length >= limits.maxItems ||
-      this.items + n > limits.maxItems ||
-      read.base !== this.memo.next ||
-      !this.memoFits(read.count, read.stringBytes)
-    ) {
-      return false;
-    }
-    this.stack.push(this.buildFramesList(read));
-    return true;
-  }
-
-  /**
-   * Commits the dict at the opcode being run (see `flat-dict.ts`), when the limits leave
-   * room for all the opcodes would hold: its memo slots, its lists, then the dict, pushed. Returns
-   * whether it did; when not, nothing changed.
-   */
-  protected commitFlatDict(read: FlatDict): boolean {
-    const limits = this.limits;
-    const n = read.n;
-    const list = read.framesAt >= 0 ? read.frames : null;
-    const items = list === null ? 0 : list.n;
-    if (
-      this.stack.length + n + items + 2 > limits.maxItems ||
-      this.marks.length + 2 > limits.maxItems ||
-      this.items + n + items > limits.maxItems ||
-      !this.memoFits(read.count, read.stringBytes + (list === null ? 0 : list.stringBytes))
-    ) {
-      return false;
-    }
-    const dict = new PDict(read.pairs.slice(0, n));
-    const pairs = dict.pairs;
-    this.memoPut(this.memo.next, dict);
-    for (let k = 1; k < read.logs; k++) {
-      const kind = read.kinds[k]!;
-      if (kind === 0) {
-        this.memoPut(this.memo.next, read.strings[k]);
-      } else if (kind === EMPTY_LIST) {
-        const empty = new PList();
-        this.memoPut(this.memo.next, empty);
-        pairs[read.listPair[k]!] = empty;
-      } else {
-        pairs[read.framesAt] = this.buildFramesList(list!);
-      }
-    }
+    if (!flat || !this.fits(fast, n + fast.frames + fast.frameValues + FRAME_HELD)) return false;
+    const dict = new PDict(fast.pairs.slice(0, n));
+    this.commitPending(fast, dict, -1);
     this.items += n;
     this.stack.push(dict);
     return true;
   }
 
-  /** Whether `slots` more memo slots, strings of `stringBytes` characters among them, fit. */
-  private memoFits(slots: number, stringBytes: number): boolean {
-    const limits = this.limits;
+  /**
+   * Commits the frames list the fast paths read at the opcode being run (see `fast-paths.ts`),
+   * when the limits leave room for all the opcodes would hold: its memo slots, then the list,
+   * pushed, its frame ids standing for its items. Returns whether it did; when not, nothing changed.
+   */
+  protected commitList(fast: FastPaths): boolean {
+    if (!this.fits(fast, fast.frames + fast.frameValues + FRAME_HELD)) return false;
+    const list = this.framesList(fast);
+    this.commitPending(fast, list, -1);
+    this.stack.push(list);
+    return true;
+  }
+
+  /**
+   * Whether `values` more values held (as many as the opcodes one by one would hold at once), and
+   * the read's memo slots and strings, fit the limits.
+   */
+  private fits(fast: FastPaths, values: number): boolean {
+    const { limits, memo } = this;
+    const { count, stringBytes } = fast.pending;
     return (
-      this.memo.next + slots <= limits.maxMemo &&
-      this.memo.count + slots <= limits.maxMemo &&
+      this.stack.length + values <= limits.maxItems &&
+      this.marks.length + 2 <= limits.maxItems &&
+      this.items + values <= limits.maxItems &&
+      memo.next + count <= limits.maxMemo &&
+      memo.count + count <= limits.maxMemo &&
       this.memoStringBytes + stringBytes <= limits.maxMemoStringBytes
     );
   }
 
-  /** The frames list `read`, its memo slots stored (from the memo's next one, its `base`). */
-  private buildFramesList(read: FramesList): PList {
-    const hooks = this.hooks.frames!;
-    const n = read.n;
-    const index = read.base;
-    const list = new PList();
-    list.standFor(read.ids, n, hooks, read.arena);
-    this.items += n;
-    this.memoPut(index, list);
-    for (let k = 1; k < read.count; k++) {
-      const id = read.slots[k - 1]!;
-      if (id >= 0) this.memo.putRef(index + k, hooks.refOf(id));
-      else this.memoPut(index + k, read.strings[k]!);
+  /**
+   * Stores the read's pending memo slots (see `pending.ts`), in order: the container read (`self`,
+   * or the hooks' ref `ref` standing for it), its strings, lists and frames.
+   */
+  private commitPending(fast: FastPaths, self: PDict | PList | null, ref: number): void {
+    const { pending } = fast;
+    const frames = this.hooks.frames;
+    for (let k = 0; k < pending.count; k++) {
+      const slot = pending.base + k;
+      const kind = pending.kind[k];
+      if (kind === SELF) {
+        if (self === null) this.memo.putRef(slot, ref);
+        else this.memoPut(slot, self);
+      } else if (kind === STRING) {
+        this.memoPut(slot, pending.strings[k]);
+      } else if (kind === FRAME) {
+        this.memo.putRef(slot, frames!.refOf(pending.at[k]!));
+      } else {
+        const list = kind === EMPTY ? new PList() : this.framesList(fast);
+        this.memoPut(slot, list);
+        (self as PDict).pairs[pending.at[k]!] = list;
+      }
     }
+  }
+
+  /** The frames list the fast paths read, its frame ids standing for its items. */
+  private framesList(fast: FastPaths): PList {
+    const list = new PList();
+    list.standFor(fast.ids, fast.frames, this.hooks.frames!, fast.arena);
+    this.items += fast.frames;
     return list;
   }
 

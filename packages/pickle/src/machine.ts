@@ -20,28 +20,27 @@
  * simply run again when its bytes are there. Errors (see {@link MachineOptions.error}) carry the
  * byte offset of the opcode at fault. Opcodes that would run Python code are refused.
  *
- * Fast paths read, in one step, the shapes a snapshot is made of: a dict of scalars and strings (a
- * trace entry, `flat-dict.ts`) and, when the hooks intern frames, a frame dict written anew
- * (`small-dict.ts`) and a whole `frames` list (`frames-list.ts`). Each decodes its bytes without
- * changing anything, and commits only what the opcodes one by one would have left; any other
- * shape, a cut buffer or a limit in reach sends the same bytes down the ordinary opcodes.
+ * Fast paths (`fast-paths.ts`) read, in one step, the shapes a snapshot is made of: a dict of
+ * scalars and strings (a trace entry) and, when the hooks intern frames, a frame dict written anew
+ * and a whole `frames` list. Each decodes its bytes once without changing anything, and commits
+ * only what the opcodes one by one would have left; any other shape, a cut buffer or a limit in
+ * reach sends the same bytes down the ordinary opcodes.
  */
 
-import { type FlatDict, flatDict, readFlatDict } from './flat-dict';
-import { type FramesList, framesList, readFramesList } from './frames-list';
+import { FastPaths } from './fast-paths';
 import type { MachineHooks } from './hooks';
 import { INCOMPLETE, type MachineOptions, PickleState } from './machine-state';
 import { FORGOTTEN } from './memo';
 import { decodeLong, text } from './operands';
-import { readSmallDict, type SmallDict, smallDict } from './small-dict';
 import { PDict, PList } from './values';
 
 /** Whether machines made now take the fast paths for lists and dicts (see {@link withoutFastPaths}). */
 let fastPaths = true;
 
 /**
- * Runs `fn` with the frames-list and flat-dict fast paths off in the machines it makes: for the
- * tests that check that they change no result.
+ * Runs `fn` with the fast paths off in the machines it makes, but for a frame dict's (it interns
+ * the dict as it is read, which holds less than building it does): for the tests that check that
+ * they change no result.
  */
 export function withoutFastPaths<T>(fn: () => T): T {
   fastPaths = false;
@@ -65,19 +64,15 @@ export class PickleMachine extends PickleState {
   /** Bytes taken so far. */
   bytesIn = 0;
 
-  /** The small-dict fast path's scratch, when the hooks take small dicts. */
-  private readonly small: SmallDict | null;
-  /** The frames-list fast path's scratch, when the hooks intern frames. */
-  private readonly framesList: FramesList | null;
-  /** The flat-dict fast path's scratch. */
-  private readonly flat: FlatDict | null;
+  /** What the fast paths read, or null when they are off. */
+  private readonly fast: FastPaths | null;
+  /** Whether all fast paths are on, not only a frame dict's (see {@link withoutFastPaths}). */
+  private readonly allFast: boolean;
 
   constructor(hooks: MachineHooks, options: MachineOptions = {}) {
     super(hooks, options);
-    this.small = hooks.smallDict !== undefined ? smallDict() : null;
-    const frames = framesList();
-    this.framesList = hooks.frames !== undefined && fastPaths ? frames : null;
-    this.flat = fastPaths ? flatDict(frames) : null;
+    this.fast = fastPaths || hooks.smallDict !== undefined ? new FastPaths(hooks, this.memo) : null;
+    this.allFast = fastPaths;
   }
 
   /** Whether STOP was read. */
@@ -129,9 +124,7 @@ export class PickleMachine extends PickleState {
     const stack = this.stack;
     const memo = this.memo;
     const most = this.limits.maxItems;
-    const small = this.small;
-    const frames = this.framesList;
-    const flat = this.flat;
+    const fast = this.fast;
     const frameHooks = this.hooks.frames ?? null;
     try {
       while (p < end && !this.done) {
@@ -154,24 +147,21 @@ export class PickleMachine extends PickleState {
           stack.push(buf[p + 1]!);
           p += 2;
           continue;
-        } else if (op === 0x7d && memo.dense) {
-          if (flat !== null) {
-            const next = readFlatDict(buf, this.view, p, end, memo, frameHooks, flat);
-            if (next >= 0 && this.commitFlatDict(flat)) {
-              p = next;
-              continue;
-            }
+        } else if (op === 0x7d && fast !== null && memo.dense) {
+          const next = fast.readDict(buf, this.view, p, end);
+          if (next >= 0 && this.commitDict(fast, this.allFast)) {
+            p = next;
+            continue;
           }
-          if (small !== null) {
-            const next = readSmallDict(buf, this.view, p, end, memo, small);
-            if (next >= 0 && this.commitSmallDict(small)) {
-              p = next;
-              continue;
-            }
-          }
-        } else if (op === 0x5d && frames !== null && memo.dense) {
-          const next = readFramesList(buf, this.view, p, end, memo, frameHooks!, frames);
-          if (next >= 0 && this.commitFramesList(frames)) {
+        } else if (
+          op === 0x5d &&
+          fast !== null &&
+          this.allFast &&
+          frameHooks !== null &&
+          memo.dense
+        ) {
+          const next = fast.readList(buf, this.view, p, end, frameHooks);
+          if (next >= 0 && this.commitList(fast)) {
             p = next;
             continue;
           }

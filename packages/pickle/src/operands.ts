@@ -1,7 +1,8 @@
 /**
  * The operands of pickle opcodes, decoded from a buffer: strings (a short one seen lately is the
  * very string again), little-endian ints of one, two or four bytes, and `LONG1`/`LONG4` integers,
- * exact as numbers up to 52 bits.
+ * exact as numbers up to 52 bits; and {@link readOperand}, the one decoding of the opcodes the fast
+ * paths read (a dict's keys and values, a frames list's items), which decides nothing about them.
  */
 
 export const utf8 = new TextDecoder('utf-8', { fatal: false });
@@ -58,18 +59,115 @@ export function decodeUtf8(buf: Uint8Array, at: number, n: number): string {
   return text;
 }
 
-/** Bytes of the operand of `op` when it is `BININT1`, `BININT2` or `BININT`; else 0. */
-export function intWidth(op: number): number {
-  return op === 0x4b ? 1 : op === 0x4d ? 2 : op === 0x4a ? 4 : 0;
+/** What {@link readOperand} found: the kinds of {@link Operand.kind}. */
+export const REF = 0; // BINGET, LONG_BINGET: the memo index in `index`
+export const INT = 1; // BININT1, BININT2, BININT: the int in `index`
+export const VALUE = 2; // LONG1, BINFLOAT, NONE, NEWTRUE, NEWFALSE: `value`
+export const TEXT = 3; // SHORT_BINUNICODE: `value`; `memoized` when a MEMOIZE follows
+export const LIST = 4; // EMPTY_LIST MEMOIZE; `memoized` when a MARK follows (items next)
+export const DICT = 5; // EMPTY_DICT MEMOIZE MARK: the dict's items next
+export const SETITEMS = 6;
+export const APPENDS = 7;
+
+/** The opcode {@link readOperand} decoded (one object, reused). */
+export interface Operand {
+  kind: number;
+  /** A memo reference's index (negative past 2^31: no slot of a memo within its limit), or an int. */
+  index: number;
+  /** Another scalar's or a string's value. */
+  value: unknown;
+  /** A string memoized after it; a list with items after it. */
+  memoized: boolean;
 }
 
-/** The operand of the int opcode at `q`, of `width` bytes (see {@link intWidth}). */
-export function intAt(buf: Uint8Array, view: DataView, q: number, width: number): number {
-  return width === 1
-    ? buf[q + 1]!
-    : width === 2
-      ? buf[q + 1]! | (buf[q + 2]! << 8)
-      : view.getInt32(q + 1, true);
+/** A reusable {@link Operand}. */
+export function operand(): Operand {
+  return { kind: -1, index: 0, value: undefined, memoized: false };
+}
+
+/**
+ * The one decoding of the opcodes the fast paths read (the kinds above) into `out`; returns where
+ * the next opcode starts, or -1 when it is another opcode or `end` cuts it. It decides nothing:
+ * the fast path that called it says whether the opcode fits its shape.
+ */
+export function readOperand(
+  buf: Uint8Array,
+  view: DataView,
+  q: number,
+  end: number,
+  out: Operand,
+): number {
+  // Small enough to be inlined where it is called: the most frequent opcodes here, the rest in
+  // readOther.
+  if (q >= end) return -1;
+  const op = buf[q]!;
+  if (op === 0x68) {
+    // BINGET
+    if (q + 2 > end) return -1;
+    out.kind = REF;
+    out.index = buf[q + 1]!;
+    return q + 2;
+  }
+  if (op === 0x4b || op === 0x4d) {
+    // BININT1, BININT2
+    const next = op === 0x4b ? q + 2 : q + 3;
+    if (next > end) return -1;
+    out.kind = INT;
+    out.index = op === 0x4b ? buf[q + 1]! : buf[q + 1]! | (buf[q + 2]! << 8);
+    return next;
+  }
+  if (op === 0x6a || op === 0x4a) {
+    // LONG_BINGET, BININT
+    if (q + 5 > end) return -1;
+    out.kind = op === 0x6a ? REF : INT;
+    out.index = view.getInt32(q + 1, true);
+    return q + 5;
+  }
+  if (op === 0x75 || op === 0x65) {
+    out.kind = op === 0x75 ? SETITEMS : APPENDS;
+    return q + 1;
+  }
+  if (op === 0x7d) {
+    // EMPTY_DICT MEMOIZE MARK
+    if (q + 3 > end || buf[q + 1] !== 0x94 || buf[q + 2] !== 0x28) return -1;
+    out.kind = DICT;
+    return q + 3;
+  }
+  return readOther(buf, view, q, end, out);
+}
+
+/** {@link readOperand} of an opcode that is no memo reference and no int. */
+function readOther(buf: Uint8Array, view: DataView, q: number, end: number, out: Operand): number {
+  const op = buf[q]!;
+  if (op === 0x8c) {
+    // SHORT_BINUNICODE, and the MEMOIZE after it
+    const next = q + 2 + (buf[q + 1] ?? 0);
+    if (q + 2 > end || next > end) return -1;
+    out.kind = TEXT;
+    out.value = decodeUtf8(buf, q + 2, buf[q + 1]!);
+    out.memoized = next < end && buf[next] === 0x94;
+    return out.memoized ? next + 1 : next;
+  }
+  if (op === 0x5d) {
+    // EMPTY_LIST MEMOIZE, then a MARK or not
+    if (q + 3 > end || buf[q + 1] !== 0x94) return -1;
+    out.memoized = buf[q + 2] === 0x28;
+    out.kind = LIST;
+    return out.memoized ? q + 3 : q + 2;
+  }
+  out.kind = VALUE;
+  if (op === 0x4e || op === 0x88 || op === 0x89) {
+    out.value = op === 0x4e ? null : op === 0x88;
+    return q + 1;
+  }
+  if (op === 0x47) {
+    if (q + 9 > end) return -1;
+    out.value = view.getFloat64(q + 1, false);
+    return q + 9;
+  }
+  if (op !== 0x8a || q + 2 > end || q + 2 + buf[q + 1]! > end) return -1;
+  out.value = decodeLong(buf, q + 2, buf[q + 1]!);
+  return q + 2 + buf[q + 1]!;
 }
 
 /** Two's complement little-endian integer of `n` bytes at `at` (`LONG1`/`LONG4`). */

@@ -1,5 +1,5 @@
 /**
- * The flat-dict fast path of the streaming pickle machine changes no result: lists of dicts of
+ * The dict fast path of the streaming pickle machine changes no result: lists of dicts of
  * scalars, strings and empty lists (trace entries, as protocol 4 lays them out, repeated keys as
  * memo references), whole or damaged, read in chunks of any length, end in the same value or the
  * same error with the fast path as without it.
@@ -117,7 +117,7 @@ const HAND_MADE: Record<string, Uint8Array> = {
   'a string memoized by BINPUT': dict([...PLAIN, 0x8c, 1, 0x65, 0x71, 9, 0x4b, 1]),
 };
 
-describe('the flat-dict fast path', () => {
+describe('the dict fast path', () => {
   it.each(Object.keys(HAND_MADE))('reads %s as the opcodes one by one do', (name) => {
     const bytes = HAND_MADE[name]!;
     for (let n = 1; n <= bytes.length; n++) {

@@ -1,25 +1,25 @@
 /**
- * What the hooks found for small dicts (see `small-dict.ts`), by what their opcodes say. A
- * frame dict written anew is, in a snapshot with stacks, one of a few thousand: the same memo
- * references to the same key and value strings, the same line. So a dict whose keys and values are
- * all memo references to slots the memo holds, or ints, is known by those slot numbers and ints
- * alone, as long as no slot is stored again (the memo's `version`):
+ * The frames the hooks found for the frame dicts of a frames list (see `fast-paths.ts`), by what
+ * their opcodes say. A frame dict written anew is, in a snapshot with stacks, one of a few
+ * thousand: the same memo references to the same key and value strings, the same line. So a dict
+ * whose keys and values are all memo references to slots the memo holds, or ints, is known by those
+ * slot numbers and ints alone, as long as no slot is stored again (the memo's `version`):
  *
  * ```
  *  EMPTY_DICT MEMOIZE MARK  BINGET 25 BINGET 69  BINGET 27 LONG_BINGET 4380  BINGET 29 BININT2 526  SETITEMS
  *  key: 25 69 27 4380 29 526, ints at 5   ─►  frame 1234
  * ```
  *
- * {@link DictCache.keyOf} reads that key without a memo lookup; a key seen before gives the frame
- * the hooks found for it then. Anything else (a string written in place, a reference to a slot not
- * stored yet) has no key, and the dict goes the usual way.
+ * The fast path reads that key as it decodes the dict, without a memo lookup; a key seen before
+ * gives the frame the hooks found for it then. Anything else (a string written in place, a
+ * reference to a slot not stored yet) has no key, and the dict goes the usual way.
  */
 import type { Memo } from './memo';
-import { intAt, intWidth } from './operands';
-import { SMALL_DICT_PAIRS } from './small-dict';
 
+/** Most key/value pairs of a frame dict. */
+export const FRAME_DICT_PAIRS = 3;
 /** Int32s per entry: the key's values, its count and int flags, its hash, and the frame id + 1. */
-const KEY = 2 * SMALL_DICT_PAIRS;
+const KEY = 2 * FRAME_DICT_PAIRS;
 const ENTRY = KEY + 4;
 /** Most entries: past them, dicts not yet known go the usual way. */
 const MOST_ENTRIES = 1 << 16;
@@ -29,9 +29,14 @@ const MOST_ENTRIES = 1 << 16;
  */
 const MOST_CLEARS = 64;
 
-/** Small dicts' frames, by their key (see the module comment). */
-export class DictCache {
-  /** The key {@link keyOf} read: values, then count, then which values are ints (bit k). */
+/** `hash` with `value`, the next of a key's values (see {@link FrameCache.setKey}). */
+export function mix(hash: number, value: number): number {
+  return Math.imul(hash ^ value, 0x85ebca6b) ^ (hash >>> 13);
+}
+
+/** Frame dicts' frames, by their key (see the module comment). */
+export class FrameCache {
+  /** The key being read: values, then count, then which values are ints (bit k). */
   readonly key = new Int32Array(KEY + 2);
   /** The hash of {@link key}. */
   private keyHash = 0;
@@ -41,45 +46,15 @@ export class DictCache {
   private clears = 0;
 
   /**
-   * Reads the key of the dict at `p` (its `EMPTY_DICT`) into {@link key}, its memo references
-   * below `base`; returns where the opcode after its `SETITEMS` starts, or -1 when it has none.
+   * The key's values are in `key[0, n)`, the ints among them at bits `ints`, and `hash` their
+   * {@link mix}: keeps it for {@link find} and {@link add}.
    */
-  keyOf(buf: Uint8Array, view: DataView, p: number, end: number, base: number): number {
-    if (p + 3 > end || buf[p + 1] !== 0x94 || buf[p + 2] !== 0x28) return -1;
+  setKey(n: number, ints: number, hash: number): void {
     const key = this.key;
-    let q = p + 3;
-    let k = 0;
-    let ints = 0;
-    let h = 0;
-    while (q < end) {
-      const op = buf[q]!;
-      if (op === 0x75) {
-        if (k === 0 || (k & 1) === 1) return -1;
-        key[KEY] = k;
-        key[KEY + 1] = ints;
-        h = Math.imul(h ^ k ^ (ints << 8), 0x9e3779b1);
-        this.keyHash = (h ^ (h >>> 16)) & 0x7fffffff;
-        return q + 1;
-      }
-      if (k === KEY) return -1;
-      let value: number;
-      if (op === 0x68 || op === 0x6a) {
-        const wide = op === 0x6a;
-        if (q + (wide ? 5 : 2) > end) return -1;
-        value = wide ? view.getUint32(q + 1, true) : buf[q + 1]!;
-        q += wide ? 5 : 2;
-        if (value >= base) return -1;
-      } else {
-        const width = (k & 1) === 1 ? intWidth(op) : 0;
-        if (width === 0 || q + 1 + width > end) return -1;
-        value = intAt(buf, view, q, width);
-        q += 1 + width;
-        ints |= 1 << k;
-      }
-      key[k++] = value;
-      h = Math.imul(h ^ value, 0x85ebca6b) ^ (h >>> 13);
-    }
-    return -1;
+    key[KEY] = n;
+    key[KEY + 1] = ints;
+    const h = Math.imul(hash ^ n ^ (ints << 8), 0x9e3779b1);
+    this.keyHash = (h ^ (h >>> 16)) & 0x7fffffff;
   }
 
   /** The frame id found for {@link key} before, or -1 (the memo as it is now). */
