@@ -126,8 +126,16 @@ function cases(): Case[] {
   const allocLines = gzipSync(Buffer.from('Alloc(1),\n'.repeat(3 << 20)), { level: 9 });
   const profiler = (events: string[]) => `{"traceEvents":[${events.join(',')}]}`;
   const snapshot = (traces: string) => `{"segments":[],"device_traces":${traces}}`;
-  // A pickle whose memo repeats one list: 256 levels of 256 references each.
-  // Both sit under a snapshot dict's `segments`, the part of a snapshot the reader keeps whole.
+  // One allocation of 512 B at 0x1000 in `device_traces`, after the items of a root dict.
+  const oneEntry = [
+    '\x8c\x0ddevice_traces]]}(\x8c\x06action\x8c\x05alloc\x8c\x04addrJ',
+    u32(4096),
+    '\x8c\x04sizeM\x00\x02uaas',
+  ];
+  // A pickle whose memo repeats one list: 256 levels of 256 references each (4 billion lists once
+  // expanded); and lists nested 5,000 deep. Both sit under a snapshot's `segments`, whose items
+  // the reader takes one at a time, a segment dict each, and walks no further: it reads the
+  // snapshot's one allocation, expanding nothing.
   const memoBomb = (() => {
     const parts: (string | Uint8Array)[] = ['\x80\x02}', '\x8c\x08segments', ']', 'q\x00'];
     for (let level = 1; level <= 4; level++) {
@@ -135,7 +143,7 @@ function cases(): Case[] {
       for (let i = 0; i < 256; i++) parts.push('h', Buffer.from([level - 1]));
       parts.push('e', 'q', Buffer.from([level]));
     }
-    parts.push('0'.repeat(5), 'h\x04', 's.');
+    parts.push('0'.repeat(5), 'h\x04', 's', ...oneEntry, '.');
     return pickle(...parts);
   })();
   // One list of 10,000 trace entries placed again and again through the memo: 25,000 places,
@@ -184,7 +192,9 @@ function cases(): Case[] {
     '\x8c\x08segments',
     ']'.repeat(5000),
     'a'.repeat(4999),
-    's.',
+    's',
+    ...oneEntry,
+    '.',
   );
   const deepJson = `${'['.repeat(100_000)}${']'.repeat(100_000)}`;
   const manyStreams = (n: number) =>
@@ -554,7 +564,7 @@ function cases(): Case[] {
     {
       name: 'a memo bomb',
       args: replay('memo.pickle', memoBomb),
-      says: /memo\.pickle: byte offset \d+: expected at most .* values after memo expansion/,
+      exit: 0,
       memoryMb: SMALL_MEMORY_MB,
     },
     ...(['list', 'nested', 'dicts'] as const).map((layout) => ({
@@ -585,7 +595,8 @@ function cases(): Case[] {
     {
       name: 'lists nested 5,000 deep',
       args: replay('deep.pickle', deepPickle),
-      says: /deep\.pickle: byte offset \d+: expected at most 1,000 levels of nesting/,
+      exit: 0,
+      memoryMb: SMALL_MEMORY_MB,
     },
     {
       name: 'a truncated pickle',

@@ -49,8 +49,6 @@ export class FastPaths {
   n = 0;
   /** Whether the dict read is a frame dict's shape (see {@link readDict}). */
   frameShape = false;
-  /** The memo slot of each value of a frame dict (read from, or stored at), -1 for an int. */
-  readonly slots = new Int32Array(FRAME_DICT_PAIRS);
   /** The frames list read: the frame id of each item, in `[0, frames)`. */
   readonly ids = new Int32Array(FRAMES_LIST_ITEMS);
   frames = 0;
@@ -100,9 +98,8 @@ export class FastPaths {
       if (n === 2 * FLAT_DICT_PAIRS) return -1;
       const isValue = (n & 1) === 1;
       let value: unknown = null;
-      let slot = -1;
       if (kind === REF) {
-        slot = op.index;
+        const slot = op.index;
         value = slot < pending.base ? memo.get(slot) : pending.stringAt(slot);
         if (value === undefined || value === FORGOTTEN) return -1;
         // A key the ordinary SETITEMS would refuse: let it say so.
@@ -112,10 +109,7 @@ export class FastPaths {
         if (typeof value === 'object') frameShape = false;
       } else if (kind === TEXT) {
         value = op.value;
-        if (op.memoized) {
-          slot = pending.base + pending.count;
-          if (!pending.addString(value as string)) return -1;
-        }
+        if (op.memoized && !pending.addString(value as string)) return -1;
         if (!op.memoized || !isValue) frameShape = false;
       } else if (kind === INT) {
         value = op.index;
@@ -136,7 +130,6 @@ export class FastPaths {
         q = this.readFrames(buf, view, at, end, frames);
         if (q < 0) return -1;
       }
-      if (isValue && n < 2 * FRAME_DICT_PAIRS) this.slots[n >> 1] = slot;
       pairs[n] = value;
     }
   }
@@ -228,8 +221,7 @@ export class FastPaths {
     keyed: boolean,
   ): number {
     const { pending, cache, memo, framePairs: pairs, op } = this;
-    // Its own slot comes first, its strings after it.
-    const self = pending.base + pending.count;
+    // Its own slot comes first, its strings (bit k: value k is one) after it.
     let strings = 0;
     let q = readOperand(buf, view, p, end, op);
     let n = 0;
@@ -238,29 +230,25 @@ export class FastPaths {
       if (q < 0) return -1;
       if (op.kind === SETITEMS) break;
       let value: unknown;
-      let slot = -1;
       if (op.kind === REF) {
-        slot = op.index;
+        const slot = op.index;
         value = slot < pending.base ? memo.get(slot) : pending.stringAt(slot);
         if (value === undefined || value === FORGOTTEN || typeof value === 'object') return -1;
       } else if (op.kind === INT) {
         value = op.index;
       } else if (op.kind === TEXT && op.memoized && (n & 1) === 1) {
-        slot = self + 1 + strings++;
+        strings |= 1 << n;
         value = op.value;
       } else {
         return -1;
       }
-      if ((n & 1) === 1) this.slots[n >> 1] = slot;
       pairs[n] = value;
     }
-    const id = hooks.find(pairs, n >> 1, this.slots);
+    const id = hooks.find(pairs, n >> 1);
     if (id < 0 || !pending.add(FRAME, id)) return -1;
     if (keyed) cache.add(id);
     for (let i = 1; i < n; i += 2) {
-      if (typeof pairs[i] === 'string' && this.slots[i >> 1]! > self) {
-        if (!pending.addString(pairs[i] as string)) return -1;
-      }
+      if ((strings & (1 << i)) !== 0 && !pending.addString(pairs[i] as string)) return -1;
     }
     return id;
   }

@@ -22,7 +22,7 @@ export interface MachineHooks {
    * `pairs[0, 2 × size)`: the ref that stands for it (it is then never built), or -1 to have it
    * built as usual.
    */
-  smallDict?(pairs: readonly unknown[], size: number, slots: Int32Array): number;
+  smallDict?(pairs: readonly unknown[], size: number): number;
   /** The frames the hooks interned, for lists of them (see `frames-list.ts`). */
   readonly frames?: FrameHooks;
   /**
@@ -32,6 +32,11 @@ export interface MachineHooks {
   readonly strings?: readonly string[];
   /** What the values the hooks consume are, for errors (`trace entries`). @defaultValue 'values' */
   readonly consumed?: string;
+  /**
+   * What a value the hooks consumed is, when the pickle refers to it again, for the error (a
+   * snapshot refers to each trace entry once). @defaultValue 'a value the reader took already'
+   */
+  readonly readOnce?: string;
 }
 
 /** Bounds on what one streamed pickle may hold at once (not on the input's length). */

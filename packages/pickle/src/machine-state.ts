@@ -269,7 +269,7 @@ export class PickleState {
     const hook = this.hooks.smallDict;
     if (n <= 2 * FRAME_DICT_PAIRS) {
       if (!fast.frameShape || hook === undefined || !this.fits(fast, n + 1)) return false;
-      const id = hook(fast.pairs, n >> 1, fast.slots);
+      const id = hook(fast.pairs, n >> 1);
       if (id < 0) return false;
       this.commitPending(fast, null, id);
       this.stack.push(this.hooks.ref?.(id));
@@ -352,7 +352,7 @@ export class PickleState {
     if (value === FORGOTTEN) {
       this.fail(
         'a memo index of a value that is still held',
-        `index ${index}, a trace entry already read (a snapshot refers to each entry once)`,
+        `index ${index}, ${this.hooks.readOnce ?? 'a value the reader took already'}`,
       );
     }
     return value;

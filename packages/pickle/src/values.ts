@@ -55,7 +55,7 @@ export interface FrameHooks {
    * The frame id of a small dict (keys and values alternating in `pairs[0, 2 × size)`) when it is
    * a frame the hooks interned already, else -1. Interns nothing.
    */
-  find(pairs: readonly unknown[], size: number, slots: Int32Array): number;
+  find(pairs: readonly unknown[], size: number): number;
   /** What a list holds for frame `id` (what `MachineHooks.ref` gives for its ref). */
   item(id: number): unknown;
 }

@@ -57,20 +57,11 @@ export {
   TRACE_FORMATS,
   type TraceFormat,
 } from './readers/parse-traces';
-export { PointerEvents, parseAddress } from './readers/pointer-events';
+export { parseAddress } from './readers/recorded-values';
 export { formatRmmLog, parseRmmLog, RMM_LOG_HEADER } from './readers/rmm-log';
-export {
-  type SnapshotRecords,
-  SnapshotStream,
-  type SnapshotStreamOptions,
-} from './readers/snapshot-stream';
+export { type ParseTorchSnapshotOptions, parseTorchSnapshot } from './readers/snapshot-traces';
 export { MAX_STACK_FRAMES, StackFrames, StackTable } from './readers/stack-table';
 export { type ParseTorchProfilerOptions, parseTorchProfilerTrace } from './readers/torch-profiler';
-export {
-  type ParseTorchSnapshotOptions,
-  parseTorchSnapshot,
-  snapshotTraces,
-} from './readers/torch-snapshot';
 export {
   type Gunzip,
   type ReadProgress,

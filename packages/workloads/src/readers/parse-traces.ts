@@ -11,9 +11,9 @@ import { DEFAULT_MAX_EVENTS } from '../trace';
 import { parseCsvTrace } from './csv-trace';
 import { parseMallocTrace } from './malloc-trace';
 import { parseRmmLog } from './rmm-log';
-import { SnapshotStream } from './snapshot-stream';
+import { SnapshotReader } from './snapshot-reader';
+import { parseTorchSnapshot, snapshotTraces } from './snapshot-traces';
 import { parseTorchProfilerTrace } from './torch-profiler';
-import { parseTorchSnapshot, snapshotTraces } from './torch-snapshot';
 
 const utf8 = new TextDecoder('utf-8');
 
@@ -32,7 +32,7 @@ export const DEFAULT_MAX_INPUT_BYTES = 128 * 1024 * 1024;
 
 /**
  * Most bytes a pickled snapshot may have, compressed or not, unless told otherwise. It is read in
- * one streaming pass that keeps only what the replay uses (see {@link SnapshotStream}), so memory
+ * one streaming pass that keeps only what the replay uses (see {@link SnapshotReader}), so memory
  * follows what it keeps, bounded by the pickle reader's own limits, not the file's length.
  */
 export const DEFAULT_MAX_STREAM_BYTES = 16 * 1024 * 1024 * 1024;
@@ -291,13 +291,13 @@ export function parseDecompressed(data: Uint8Array, options: ReadTraceFileOption
       if (data[0] !== PICKLE_PROTO) {
         return requireSnapshotTraces(parseTorchSnapshot(json(), { name, maxEvents }), name);
       }
-      const stream = new SnapshotStream({
+      const reader = new SnapshotReader({
         name,
         maxEvents,
         limits: machineLimits(options.maxBytes),
       });
-      stream.push(data);
-      return requireSnapshotTraces(snapshotTraces(stream.end(), { name, maxEvents }), name);
+      reader.push(data);
+      return requireSnapshotTraces(snapshotTraces(reader.end(), { name, maxEvents }), name);
     }
     case 'torch-profiler':
       return requireEvents(

@@ -15,8 +15,8 @@ import { describe, expect, it } from 'vitest';
 import { TraceFormatError } from '../errors';
 import { torchSnapshotChunks } from '../generators/torch-snapshot';
 import type { Trace } from '../trace';
-import { SnapshotStream } from './snapshot-stream';
-import { snapshotTraces } from './torch-snapshot';
+import { SnapshotReader } from './snapshot-reader';
+import { snapshotTraces } from './snapshot-traces';
 
 const parameters: fc.Parameters<unknown> = {
   numRuns: Number(process.env.FC_NUM_RUNS ?? 200),
@@ -65,7 +65,7 @@ function outcome(
   limits?: Partial<MachineLimits>,
 ): Outcome {
   try {
-    const stream = new SnapshotStream({ name: 's', ...(limits ? { limits } : {}) });
+    const stream = new SnapshotReader({ name: 's', ...(limits ? { limits } : {}) });
     for (let at = 0, i = 0; at < bytes.length && !stream.complete; i++) {
       const n = cuts[i % cuts.length]!;
       stream.push(bytes.subarray(at, at + n));

@@ -11,8 +11,8 @@ import { summarizeTrace, type Trace } from '../trace';
 import { fixtureTrace } from './fixtures/make-fixtures';
 import { detectTraceFormatOf, parseTraces, readTraceFile, readTraces } from './read-trace-file';
 import { formatRmmLog, parseRmmLog } from './rmm-log';
+import { parseTorchSnapshot } from './snapshot-traces';
 import { parseTorchProfilerTrace } from './torch-profiler';
-import { parseTorchSnapshot } from './torch-snapshot';
 
 const fixtures = join(dirname(fileURLToPath(import.meta.url)), 'fixtures');
 const fixture = (name: string) => readFileSync(join(fixtures, name));

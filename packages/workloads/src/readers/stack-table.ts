@@ -106,6 +106,36 @@ export class StackTable {
     return ref.id;
   }
 
+  /**
+   * The frame id of a dict whose keys and values alternate in `pairs[0, 2 × size)` when it is a
+   * frame, `{filename, line, name}` (three keys, a string filename; no name is `'?'`, no line 0),
+   * interned unless `add` is false (then -1 when new); -1 when it is no frame.
+   */
+  frameIdOf(pairs: readonly unknown[], size: number, add: boolean): number {
+    if (size !== 3) return -1;
+    // Where each key's value is (the last one, should a key come twice), or -1.
+    let f = -1;
+    let l = -1;
+    let m = -1;
+    for (let i = 0; i < 6; i += 2) {
+      const key = pairs[i];
+      if (key === 'filename') f = i + 1;
+      else if (key === 'line') l = i + 1;
+      else if (key === 'name') m = i + 1;
+      else return -1;
+    }
+    const filename = f < 0 ? undefined : pairs[f];
+    if (typeof filename !== 'string') return -1;
+    const line = l < 0 ? undefined : pairs[l];
+    const name = m < 0 ? undefined : pairs[m];
+    return this.frameId(
+      filename,
+      typeof line === 'number' ? line : 0,
+      typeof name === 'string' ? name : '?',
+      add,
+    );
+  }
+
   /** Distinct stacks (the empty stack included). */
   get size(): number {
     return this.count;

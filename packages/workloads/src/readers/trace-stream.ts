@@ -1,12 +1,12 @@
 /**
  * Traces from a stream of bytes, in any JavaScript runtime: a Node file stream, a browser `File`'s
  * `stream()`, a fetch body. Gzip is undone as the bytes come (`DecompressionStream` unless the
- * caller brings its own inflater), and a pickled snapshot goes through {@link SnapshotStream} chunk
+ * caller brings its own inflater), and a pickled snapshot goes through {@link SnapshotReader} chunk
  * by chunk, so a file of gigabytes is never whole in memory. Other formats are read whole.
  *
  * ```
  *  chunks ─► counted (bytesRead, the input limit) ─► gunzip? ─► first bytes decide:
- *              pickle ─► SnapshotStream.push(chunk) … end() ─► snapshotTraces()
+ *              pickle ─► SnapshotReader.push(chunk) … end() ─► snapshotTraces()
  *              other  ─► readWhole(), or the chunks joined ─► parseDecompressed()
  * ```
  */
@@ -23,9 +23,8 @@ import {
   type ReadTraceFileOptions,
   requireSnapshotTraces,
 } from './parse-traces';
-import { SnapshotColumns } from './snapshot-columns';
-import { SnapshotStream } from './snapshot-stream';
-import { snapshotTraces } from './torch-snapshot';
+import { SnapshotReader } from './snapshot-reader';
+import { snapshotTraces } from './snapshot-traces';
 
 /** How far a streamed read is. */
 export interface ReadProgress {
@@ -124,7 +123,7 @@ export async function streamTraces(
         });
       }
       const maxEvents = options.maxEvents ?? DEFAULT_MAX_SNAPSHOT_EVENTS;
-      let stream: SnapshotStream | null = new SnapshotStream({
+      let stream: SnapshotReader | null = new SnapshotReader({
         name,
         maxEvents,
         limits: machineLimits(options.maxBytes),
@@ -146,12 +145,6 @@ export async function streamTraces(
       // The pickle machine (its memo above all) is garbage from here, while the traces are built.
       stream = null;
       const traces = snapshotTraces(records, { name, maxEvents });
-      // The traces hold copies: the entries' columns (tens of MB) are done with.
-      if (Array.isArray(records.devices)) {
-        for (const device of records.devices) {
-          if (device instanceof SnapshotColumns) device.release();
-        }
-      }
       report(true);
       return requireSnapshotTraces(traces, name);
     } finally {

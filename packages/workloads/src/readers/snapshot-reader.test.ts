@@ -15,8 +15,8 @@ import { torchSnapshotChunks } from '../generators/torch-snapshot';
 import { Random } from '../random';
 import type { Trace } from '../trace';
 import { fileChunks, findTracesDir, parseTraces, readTracesStreaming } from './read-trace-file';
-import { SnapshotStream } from './snapshot-stream';
-import { parseTorchSnapshot } from './torch-snapshot';
+import { SnapshotReader } from './snapshot-reader';
+import { parseTorchSnapshot } from './snapshot-traces';
 import { type ReadProgress, streamTraces, webGunzip } from './trace-stream';
 
 const dir = mkdtempSync(join(tmpdir(), 'allot-snapshot-stream-'));
@@ -123,7 +123,7 @@ describe('the streaming snapshot reader', () => {
   });
 
   it('keeps each distinct frame once and gives each block its stack', async () => {
-    const stream = new SnapshotStream({ name: 's' });
+    const stream = new SnapshotReader({ name: 's' });
     stream.push(bytes);
     const records = stream.end();
     // FRAME_A, FRAME_B and three variants of FRAME_B's line.

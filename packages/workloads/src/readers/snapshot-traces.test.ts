@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { EventKind } from '../trace';
-import { parseTorchSnapshot } from './torch-snapshot';
+import { parseTorchSnapshot } from './snapshot-traces';
 
 const MiB = 2 ** 20;
 const P = 0x1000_0000; // a large segment held before the recording

@@ -1,20 +1,23 @@
 /**
  * A PyTorch memory snapshot read in one streaming pass: pickle bytes in, the snapshot's records
- * out, without the generic value tree.
+ * out, without a tree of its values.
  *
  * ```
- *  chunks ─► PickleMachine ─► a trace entry, as its device list takes it ─► SnapshotColumns
+ *  chunks ─► PickleMachine ─► a trace entry, as its device list takes it ─► DeviceEntries (a row)
+ *                          ─► a segment, as the `segments` list takes it  ─► EndSegment (a record)
  *                          ─► a frame dict {filename, line, name}         ─► StackTable (interned)
- *                          ─► anything else (segments, settings: small)   ─► kept, made plain at end
+ *  end() ─► the root dict: its device lists' entries, the segments, the settings' alloc conf
  * ```
  *
  * The machine hands each container to the hooks here as its parent list takes it, complete. An
- * entry (a dict with an `action`) goes into its list's columns and is dropped, memo slot and all;
- * a frame dict becomes its interned {@link FrameRef}, in the memo too, so the next entry that
- * shares it gets the ref; an entry's `frames` list, once used, is emptied and stands for its
+ * entry (a dict with an `action`) is written into its list's rows and dropped, memo slot and all;
+ * so is a segment (a dict with a `total_size`), read with its blocks, whose list is dropped too (a
+ * snapshot refers to each entry, segment and blocks list once: a second reference is refused). A
+ * frame dict becomes its interned {@link FrameRef}, in the memo too, so the next entry that shares
+ * it gets the ref; an entry's or a block's `frames` list, once used, is emptied and stands for its
  * interned stack (its sink the stack's id), since PyTorch shares one list between a block, its
- * `segment_alloc` and its `alloc`. What stays is the columns, the distinct frames and stacks, and
- * the end state's segments. Browser-safe: no Node module.
+ * `segment_alloc` and its `alloc`. What stays is the rows, the segments, and the distinct frames
+ * and stacks. Browser-safe: no Node module.
  */
 import {
   CONSUMED,
@@ -24,33 +27,22 @@ import {
   PDict,
   PickleMachine,
   PList,
-  plainValue,
 } from '@allot/pickle';
 import { TraceFormatError } from '../errors';
 import { DEFAULT_MAX_EVENTS } from '../trace';
-import { FrameDicts } from './frame-dicts';
-import { Action, SnapshotColumns } from './snapshot-columns';
-import { FrameRef, StackRef, StackTable } from './stack-table';
+import { Action, DeviceEntries } from './device-entries';
+import { type EndSegment, readSegment } from './end-state';
+import { itemsOf } from './recorded-values';
+import { allocConfOf, type SnapshotRecords } from './snapshot-traces';
+import { StackRef, StackTable } from './stack-table';
 
-/** What a snapshot holds, as the trace builder needs it. */
-export interface SnapshotRecords {
-  /** The end state's `segments`, as plain values (undefined when absent). */
-  readonly segments: unknown;
-  /** `allocator_settings`, as plain values (undefined when absent). */
-  readonly allocatorSettings: unknown;
-  /**
-   * `device_traces`: per device, its entries as columns, or a plain value that is no list of
-   * entries (for the error); undefined when the snapshot has no `device_traces`.
-   */
-  readonly devices: unknown;
-  /** The snapshot itself when it is no dict (for the error). */
-  readonly notADict?: unknown;
-  /** The interned frames and stacks of the entries. */
-  readonly stacks: StackTable;
+/** What a list of the end state's segments holds: their records. */
+class EndSegments {
+  readonly segments: EndSegment[] = [];
 }
 
-/** Options of {@link SnapshotStream}. */
-export interface SnapshotStreamOptions {
+/** Options of {@link SnapshotReader}. */
+export interface SnapshotReaderOptions {
   /** Label in error messages. @defaultValue 'snapshot' */
   readonly name?: string;
   /** Most entries per device. @defaultValue DEFAULT_MAX_EVENTS */
@@ -80,18 +72,15 @@ const KNOWN_STRINGS = [
   'device_traces',
   'segments',
   'allocator_settings',
+  'total_size',
+  'blocks',
   ...Object.keys(Action).filter((action) => action !== 'INVALID'),
 ];
 
-function field(entry: unknown, key: string): unknown {
-  return (entry as PDict).get(key);
-}
-
 /** Reads a snapshot pickle pushed in chunks. */
-export class SnapshotStream {
+export class SnapshotReader {
   private readonly machine: PickleMachine;
   readonly stacks = new StackTable();
-  private readonly frameDicts = new FrameDicts(this.stacks);
   private readonly name: string;
   private readonly maxEvents: number;
   /** Entries read so far, over every device. */
@@ -99,8 +88,9 @@ export class SnapshotStream {
   /** The stack of the entry being added, and its reader (one function for every entry). */
   private stack = 0;
   private readonly stackOfEntry = () => this.stack;
+  private readonly stackOfBlock = (frames: unknown) => this.stackOfFrames(frames, true);
 
-  constructor(options: SnapshotStreamOptions = {}) {
+  constructor(options: SnapshotReaderOptions = {}) {
     this.name = options.name ?? 'snapshot';
     this.maxEvents = options.maxEvents ?? DEFAULT_MAX_EVENTS;
     const name = this.name;
@@ -108,18 +98,19 @@ export class SnapshotStream {
       {
         append: (list, value) => this.append(list, value),
         ref: (id) => ((id & 1) === 1 ? this.stacks.stackRef(id >>> 1) : this.stacks.refs[id >>> 1]),
-        smallDict: (pairs, size, slots) => {
-          const id = this.frameDicts.id(pairs, size, slots, true);
+        smallDict: (pairs, size) => {
+          const id = this.stacks.frameIdOf(pairs, size, true);
           return id < 0 ? -1 : id << 1;
         },
         frames: {
           frameOf: (ref) => ((ref & 1) === 0 ? ref >>> 1 : -1),
           refOf: (id) => id << 1,
-          find: (pairs, size, slots) => this.frameDicts.id(pairs, size, slots, false),
+          find: (pairs, size) => this.stacks.frameIdOf(pairs, size, false),
           item: (id) => this.stacks.refs[id],
         },
         strings: KNOWN_STRINGS,
         consumed: 'trace entries',
+        readOnce: 'a trace entry, segment or blocks list read already (a snapshot has each once)',
       },
       {
         // Entries are what a snapshot expands to: the event limit bounds them, repeats included.
@@ -148,31 +139,25 @@ export class SnapshotStream {
   end(): SnapshotRecords {
     const root = this.machine.end();
     const stacks = this.stacks;
-    if (!(root instanceof PDict))
-      return {
-        segments: undefined,
-        allocatorSettings: undefined,
-        devices: undefined,
-        notADict: root instanceof PList ? [] : root,
-        stacks,
-      };
-    const traces = root.get('device_traces');
-    let devices: (SnapshotColumns | unknown)[] | undefined;
-    if (traces instanceof PList && !traces.tuple) {
-      devices = traces.items.map((list) =>
-        list instanceof PList && !list.tuple && list.items.length === 0
-          ? list.sink instanceof SnapshotColumns
-            ? list.sink
-            : []
-          : this.plain(list),
-      );
-    } else if (traces !== undefined) {
-      devices = this.plain(traces) as unknown[];
+    if (!(root instanceof PDict)) {
+      return { devices: undefined, segments: [], allocConf: undefined, notADict: root, stacks };
     }
+    const traces = root.get('device_traces');
+    // A device's list of entries is its rows; any other (kept whole) says what it holds instead.
+    const devices =
+      itemsOf(traces)?.map((list) =>
+        list instanceof PList && list.length === 0 && list.sink instanceof DeviceEntries
+          ? list.sink
+          : list,
+      ) ?? traces;
+    const segments = root.get('segments');
     return {
-      segments: this.plain(root.get('segments')),
-      allocatorSettings: this.plain(root.get('allocator_settings')),
       devices,
+      segments:
+        segments instanceof PList && segments.sink instanceof EndSegments
+          ? segments.sink.segments
+          : [],
+      allocConf: allocConfOf(root.get('allocator_settings')),
       stacks,
     };
   }
@@ -180,48 +165,62 @@ export class SnapshotStream {
   private append(list: PList, value: unknown): unknown {
     const sink = list.sink;
     // A list the hooks took over for something else (a stack's frames) keeps what it is given.
-    if (sink !== null && !(sink instanceof SnapshotColumns)) return value;
+    if (sink !== null && !(sink instanceof DeviceEntries) && !(sink instanceof EndSegments)) {
+      return value;
+    }
     if (!(value instanceof PDict)) {
-      if (sink === null) return value;
+      if (!(sink instanceof DeviceEntries)) return value;
       sink.addProblem({ expected: 'a trace entry dict', found: machineTypeOf(value) });
       this.entries++;
       return CONSUMED;
     }
-    const frame = this.frameDicts.id(value.pairs, value.size, null, true);
+    const frame = this.stacks.frameIdOf(value.pairs, value.size, true);
     if (frame >= 0) {
       this.machine.replaceRef(value.memo, frame << 1);
       this.machine.release(value.pairs.length);
       return this.stacks.refs[frame];
     }
-    if (value.get('action') === undefined) {
+    const action = value.get('action');
+    if (
+      sink instanceof EndSegments ||
+      (sink === null && action === undefined && value.get('total_size') !== undefined)
+    ) {
+      return this.segment(list, value);
+    }
+    if (action === undefined) {
       if (sink === null) return value;
       sink.addProblem({ expected: 'an `action` string', found: 'nothing' });
       this.entries++;
       return CONSUMED;
     }
-    const columns = sink ?? this.deviceColumns(list);
-    this.stack = this.stackOfFrames(value.get('frames'), KEEPS_STACK.has(value.get('action')));
-    columns.add(value, field, machineTypeOf, this.stackOfEntry);
+    const entries = sink ?? this.deviceEntries(list);
+    this.stack = this.stackOfFrames(value.get('frames'), KEEPS_STACK.has(action));
+    entries.add(value, this.stackOfEntry);
     this.entries++;
     this.machine.forget(value.memo);
     this.machine.release(value.pairs.length);
     return CONSUMED;
   }
 
-  /** New columns for `list`, a device's trace (its first entry has come). */
-  private deviceColumns(list: PList): SnapshotColumns {
-    const device = `${this.name} (device_traces)`;
-    const columns = new SnapshotColumns(this.maxEvents, (n) => {
-      throw new TraceFormatError(
-        device,
-        n,
-        `at most ${this.maxEvents.toLocaleString('en-US')} events (the event limit)`,
-        'more events',
-        'event',
-      );
-    });
-    list.sink = columns;
-    return columns;
+  /** The segment `value`, as `list` (the end state's segments) takes it: read, and dropped. */
+  private segment(list: PList, value: PDict): typeof CONSUMED {
+    const segments = (list.sink ??= new EndSegments()) as EndSegments;
+    segments.segments.push(readSegment(value, this.stackOfBlock));
+    const blocks = value.get('blocks');
+    if (blocks instanceof PList) {
+      this.machine.forget(blocks.memo);
+      this.machine.release(blocks.length);
+    }
+    this.machine.forget(value.memo);
+    this.machine.release(value.pairs.length);
+    return CONSUMED;
+  }
+
+  /** New rows for `list`, a device's trace (its first entry has come). */
+  private deviceEntries(list: PList): DeviceEntries {
+    const entries = new DeviceEntries(`${this.name} (device_traces)`, this.maxEvents);
+    list.sink = entries;
+    return entries;
   }
 
   /**
@@ -248,23 +247,5 @@ export class SnapshotStream {
     frames.drop();
     this.machine.replaceRef(frames.memo, (stack << 1) | 1);
     return stack;
-  }
-
-  /** A machine value as plain values, frame refs as their frames (see {@link plainValue}). */
-  private plain(value: unknown): unknown {
-    return plainValue(value, {
-      at: this.machine.bytesIn,
-      error: this.machine.error,
-      maxVisits: this.machine.limits.maxItems,
-      // A list that stands for its interned stack stays the stack's ref: a block's frames are
-      // read as the stack's id, never made again for each block that shares them.
-      frame: (ref) => {
-        if (ref instanceof FrameRef) return this.stacks.frames[ref.id];
-        if (ref instanceof StackRef) return ref;
-        return ref instanceof PList && typeof ref.sink === 'number'
-          ? this.stacks.stackRef(ref.sink)
-          : undefined;
-      },
-    });
   }
 }
