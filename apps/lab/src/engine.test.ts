@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { findTracesDir } from '@allot/workloads/node';
 import { build } from 'esbuild';
 import { describe, expect, it } from 'vitest';
-import { readTraces, WhatIfLab } from './engine';
+import { streamTraces, WhatIfLab } from './engine';
 import { lab } from './lab';
 import { Capture } from './test-capture';
 
@@ -59,7 +59,7 @@ async function cliReplay(file: string, ...args: string[]) {
 
 async function opened(file: string): Promise<WhatIfLab> {
   const name = file.split('/').pop()!;
-  const read = await readTraces(createReadStream(file), { name });
+  const read = await streamTraces(createReadStream(file), { name });
   const lab = new WhatIfLab();
   lab.add(read, name);
   return lab;

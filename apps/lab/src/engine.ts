@@ -12,7 +12,7 @@ export {
   formatAllocConf,
   parseAllocConf,
 } from '@allot/caching';
-export type { ReadProgress, Trace } from '@allot/workloads';
+export { type ReadProgress, streamTraces, type Trace } from '@allot/workloads';
 export { adviseJob, type JobAdvice, type RankSettings } from './job/advice';
 export { jobCandidates } from './job/candidates';
 export { isTraceName, nameOf, type RankNaming } from './job/rank-name';
@@ -39,9 +39,7 @@ export {
 } from './tune';
 export { formatBytes, formatCount, formatPercent, formatRatio, parseSize } from './units';
 export {
-  type ReadTracesOptions,
   type RowBrief,
-  readTraces,
   type TraceBrief,
   type WhatIf,
   type WhatIfAnswer,

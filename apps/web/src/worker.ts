@@ -13,7 +13,7 @@ import {
   adviceOf,
   describeDevice,
   formatBytes,
-  readTraces,
+  streamTraces,
   type Trace,
   tune,
   WhatIfLab,
@@ -92,7 +92,7 @@ function engine(): void {
   async function open(id: number, source: FileSource): Promise<void> {
     const { name, total, stream } = await bytesOf(source);
     let last = 0;
-    const traces = await readTraces(chunksOf(stream), {
+    const traces = await streamTraces(chunksOf(stream), {
       name,
       totalBytes: total,
       onProgress: (progress) => {

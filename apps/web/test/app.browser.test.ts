@@ -30,7 +30,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
-import { readTraces, WhatIfLab } from '@allot/lab/engine';
+import { streamTraces, WhatIfLab } from '@allot/lab/engine';
 import { torchSnapshotChunks } from '@allot/workloads';
 import { findTracesDir } from '@allot/workloads/node';
 import type { BrowserContext, Page } from 'playwright-core';
@@ -70,7 +70,7 @@ async function cliPeaks(file: string, ...args: string[]) {
 /** The engine in Node.js on `file` at PyTorch's defaults: its events and the reserved bytes at its end. */
 async function engineEnd(file: string): Promise<{ events: number; reserved: number }> {
   const lab = new WhatIfLab();
-  lab.add(await readTraces(createReadStream(file), { name: file }), file);
+  lab.add(await streamTraces(createReadStream(file), { name: file }), file);
   const answer = lab.replay({ config: '', memory: null, fraction: null });
   const workload = answer.results.workloads[0]!;
   const row = workload.rows.find((row) => row.allocator === answer.traces[0]!.whatIf.allocator)!;

@@ -18,12 +18,12 @@ export interface MachineHooks {
   /** What ref `id` stands for, when the hooks put refs in the memo (see `replaceRef`). */
   ref?(id: number): unknown;
   /**
-   * A small dict written anew (see `small-dict.ts`), its keys and values alternating in
-   * `pairs[0, 2 × size)`: the ref that stands for it (it is then never built), or -1 to have it
-   * built as usual.
+   * A dict of at most three pairs written anew, read by the fast paths (see `fast-paths.ts`), its
+   * keys and values alternating in `pairs[0, 2 × size)`: the ref that stands for it (it is then
+   * never built), or -1 to have it built as usual.
    */
   smallDict?(pairs: readonly unknown[], size: number): number;
-  /** The frames the hooks interned, for lists of them (see `frames-list.ts`). */
+  /** The frames the hooks interned, for lists of them (see `fast-paths.ts`). */
   readonly frames?: FrameHooks;
   /**
    * Strings the hooks compare values with (the keys they look for): the memo keeps an equal

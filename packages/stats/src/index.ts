@@ -51,7 +51,7 @@ export {
   toTorchSnapshot,
   toTorchSnapshotJson,
   toTorchSnapshotPickle,
-} from './torch-snapshot';
+} from './snapshot-export';
 export type { AnnotationStage, TraceAction, TraceEvent, TraceOptions } from './trace-buffer';
 export {
   toVmaDump,

@@ -32,7 +32,7 @@ export {
   type TorchSnapshotSummary,
   torchSnapshotChunks,
   writeTorchSnapshot,
-} from './generators/torch-snapshot';
+} from './generators/snapshot-generator';
 export {
   type TrainingBudget,
   type TrainingLoopOptions,
@@ -52,7 +52,6 @@ export {
   DEFAULT_MAX_STREAM_BYTES,
   detectDecompressedFormat,
   detectTraceFormat,
-  parseDecompressed,
   type ReadTraceFileOptions,
   TRACE_FORMATS,
   type TraceFormat,
@@ -64,9 +63,12 @@ export { MAX_STACK_FRAMES, StackFrames, StackTable } from './readers/stack-table
 export { type ParseTorchProfilerOptions, parseTorchProfilerTrace } from './readers/torch-profiler';
 export {
   type Gunzip,
+  parseTraces,
   type ReadProgress,
+  readBlobTraces,
   type StreamTracesOptions,
   streamTraces,
+  type TraceSource,
   webGunzip,
 } from './readers/trace-stream';
 export {

@@ -1,7 +1,7 @@
 /**
  * The dicts of a PyTorch memory snapshot, written as `torch.cuda.memory._dump_snapshot()` pickles
  * them: PyTorch's key order (`THCPModule_memorySnapshot`), its shared objects (see
- * snapshot-strings.ts and stack-lists.ts) and CPython's opcodes (pickle-writer.ts).
+ * snapshot-strings.ts and stack-lists.ts) and CPython's opcodes (`@allot/pickle`'s writer).
  *
  * ```
  *  {segments: [{device, address, total_size, allocated_size, active_size, requested_size, stream,

@@ -8,9 +8,8 @@
 import { type PickleValue, pickle } from '@allot/pickle';
 import { describe, expect, it, vi } from 'vitest';
 import { TraceFormatError } from '../errors';
-import { parseTraces } from './read-trace-file';
 import { StackTable } from './stack-table';
-import { streamTraces } from './trace-stream';
+import { parseTraces, streamTraces } from './trace-stream';
 
 /** `count` trace entries: allocations and their frees, each a new dict. */
 function entries(count: number, frames?: PickleValue[]): Record<string, PickleValue>[] {
@@ -71,13 +70,13 @@ describe('a snapshot whose memo repeats a list of trace entries', () => {
     }
   });
 
-  it('counts the repeats against the limit it is given', () => {
+  it('counts the repeats against the limit it is given', async () => {
     const bytes = pickle({ device_traces: repeated(entries(100), 30) });
-    expect(() => parseTraces(bytes, { name: 'r', maxEvents: 2999 })).toThrow(
+    await expect(parseTraces(bytes, { name: 'r', maxEvents: 2999 })).rejects.toThrow(
       /r: byte offset \d+: expected at most 2,999 trace entries after memo expansion/,
     );
     // Below the limit, the list is refused at its second place: PyTorch writes one per device.
-    expect(() => parseTraces(bytes, { name: 'r', maxEvents: 3000 })).toThrow(
+    await expect(parseTraces(bytes, { name: 'r', maxEvents: 3000 })).rejects.toThrow(
       /r \(device_traces\[1\]\): event 1: expected a list of trace entries of its own \(PyTorch writes one per device\), found the list of device_traces\[0\] again/,
     );
   });

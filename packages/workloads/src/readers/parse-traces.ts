@@ -1,8 +1,7 @@
 /**
- * Parsing a trace's bytes, once decompressed, in any JavaScript runtime (no Node module): format
- * detection, the input limits, and the readers of each format. A pickled snapshot goes through the
- * streaming snapshot reader even when it is whole in memory; files are read, and gzip undone, by
- * `read-trace-file.ts` (Node) or `trace-stream.ts` (any runtime, from a stream).
+ * Parsing a trace's bytes, once decompressed and whole, in any JavaScript runtime (no Node module):
+ * format detection, the input limits, and the readers of the formats read whole (text and JSON).
+ * Bytes come here through `trace-stream.ts`, which reads a pickled snapshot itself, as it streams.
  */
 import { DEFAULT_MACHINE_LIMITS, type MachineLimits } from '@allot/pickle';
 import { TraceFormatError } from '../errors';
@@ -11,8 +10,7 @@ import { DEFAULT_MAX_EVENTS } from '../trace';
 import { parseCsvTrace } from './csv-trace';
 import { parseMallocTrace } from './malloc-trace';
 import { parseRmmLog } from './rmm-log';
-import { SnapshotReader } from './snapshot-reader';
-import { parseTorchSnapshot, snapshotTraces } from './snapshot-traces';
+import { parseTorchSnapshot } from './snapshot-traces';
 import { parseTorchProfilerTrace } from './torch-profiler';
 
 const utf8 = new TextDecoder('utf-8');
@@ -108,7 +106,7 @@ export function firstNonSpace(bytes: Uint8Array): number {
   return -1;
 }
 
-/** Options of {@link readTraceFile}, {@link readTraces} and {@link parseTraces}. */
+/** Options of every reader of traces: `streamTraces` and its adapters. */
 export interface ReadTraceFileOptions {
   /** Skip detection and read this format. */
   readonly format?: TraceFormat;
@@ -255,8 +253,8 @@ export function requireEvents(traces: Trace[], name: string): Trace[] {
 }
 
 /**
- * Every trace in decompressed bytes `data`: one for the text formats, one per device for PyTorch
- * snapshots and profiler traces.
+ * Every trace in decompressed bytes `data`, which are no pickle: one for the text formats, one per
+ * device for PyTorch snapshots (as JSON) and profiler traces.
  *
  * @throws TraceFormatError when the format is unknown or the content is malformed.
  */
@@ -287,18 +285,8 @@ export function parseDecompressed(data: Uint8Array, options: ReadTraceFileOption
       return requireEvents([parseCsvTrace(text(), { name, maxEvents })], name);
     case 'rmm':
       return requireEvents([parseRmmLog(text(), { name, maxEvents })], name);
-    case 'torch-snapshot': {
-      if (data[0] !== PICKLE_PROTO) {
-        return requireSnapshotTraces(parseTorchSnapshot(json(), { name, maxEvents }), name);
-      }
-      const reader = new SnapshotReader({
-        name,
-        maxEvents,
-        limits: machineLimits(options.maxBytes),
-      });
-      reader.push(data);
-      return requireSnapshotTraces(snapshotTraces(reader.end(), { name, maxEvents }), name);
-    }
+    case 'torch-snapshot':
+      return requireSnapshotTraces(parseTorchSnapshot(json(), { name, maxEvents }), name);
     case 'torch-profiler':
       return requireEvents(
         parseTorchProfilerTrace(json(), {

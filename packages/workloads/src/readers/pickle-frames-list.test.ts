@@ -13,7 +13,7 @@ import { assertYielding } from '@allot/testkit';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { TraceFormatError } from '../errors';
-import { torchSnapshotChunks } from '../generators/torch-snapshot';
+import { torchSnapshotChunks } from '../generators/snapshot-generator';
 import type { Trace } from '../trace';
 import { SnapshotReader } from './snapshot-reader';
 import { snapshotTraces } from './snapshot-traces';

@@ -14,8 +14,9 @@ import { assertYielding } from '@allot/testkit';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { TraceFormatError } from '../errors';
+import { TRACE_FORMATS, type TraceFormat } from './parse-traces';
 import { pickles } from './pickle-test-support';
-import { parseTraces, TRACE_FORMATS, type TraceFormat } from './read-trace-file';
+import { parseTraces } from './trace-stream';
 
 const fuzzing = process.env.ALLOT_FUZZ === '1';
 const parameters: fc.Parameters<unknown> = {
@@ -48,11 +49,15 @@ function bytesOf(value: string | Uint8Array): Uint8Array {
 }
 
 /** Reads `bytes`; fails the property on anything but traces or a TraceFormatError. */
-function readsSafely(bytes: Uint8Array, format: TraceFormat | undefined): void {
+async function readsSafely(bytes: Uint8Array, format: TraceFormat | undefined): Promise<void> {
   const heapBefore = process.memoryUsage().heapUsed;
   const start = performance.now();
   try {
-    const traces = parseTraces(bytes, { name: 'fuzz', ...LIMITS, ...(format ? { format } : {}) });
+    const traces = await parseTraces(bytes, {
+      name: 'fuzz',
+      ...LIMITS,
+      ...(format ? { format } : {}),
+    });
     for (const trace of traces) expect(trace.length).toBeLessThanOrEqual(LIMITS.maxEvents);
   } catch (error) {
     if (!(error instanceof TraceFormatError)) throw error;
@@ -89,8 +94,8 @@ describe.each(formats.map((format) => [format ?? 'detected', format] as const))(
   (_, format) => {
     it('arbitrary bytes end in traces or a TraceFormatError', async () => {
       await assertYielding(
-        fc.property(fc.uint8Array({ maxLength: 2048 }), fc.boolean(), (bytes, gzip) => {
-          readsSafely(gzip ? gzipSync(bytes) : bytes, format);
+        fc.asyncProperty(fc.uint8Array({ maxLength: 2048 }), fc.boolean(), async (bytes, gzip) => {
+          await readsSafely(gzip ? gzipSync(bytes) : bytes, format);
         }),
         parameters,
       );
@@ -99,8 +104,8 @@ describe.each(formats.map((format) => [format ?? 'detected', format] as const))(
     it('mutated files of every format end in traces or a TraceFormatError', async () => {
       const seeds = fc.constantFrom(...Object.values(SEEDS).map(bytesOf));
       await assertYielding(
-        fc.property(seeds.chain(mutated), fc.boolean(), (bytes, gzip) => {
-          readsSafely(gzip ? gzipSync(bytes) : bytes, format);
+        fc.asyncProperty(seeds.chain(mutated), fc.boolean(), async (bytes, gzip) => {
+          await readsSafely(gzip ? gzipSync(bytes) : bytes, format);
         }),
         parameters,
       );
@@ -109,7 +114,7 @@ describe.each(formats.map((format) => [format ?? 'detected', format] as const))(
     it('damaged gzip streams end in a TraceFormatError', async () => {
       const seeds = fc.constantFrom(...Object.values(SEEDS).map((seed) => gzipSync(bytesOf(seed))));
       await assertYielding(
-        fc.property(seeds.chain(mutated), (bytes) => readsSafely(bytes, format)),
+        fc.asyncProperty(seeds.chain(mutated), (bytes) => readsSafely(bytes, format)),
         parameters,
       );
     });
@@ -154,8 +159,8 @@ const repeatingSnapshots = fc
 describe('the snapshot reader', () => {
   it('bounds what memo repeats expand to: traces or a TraceFormatError, within bounds', async () => {
     await assertYielding(
-      fc.property(repeatingSnapshots, fc.boolean(), (bytes, gzip) => {
-        readsSafely(gzip ? gzipSync(bytes) : bytes, undefined);
+      fc.asyncProperty(repeatingSnapshots, fc.boolean(), async (bytes, gzip) => {
+        await readsSafely(gzip ? gzipSync(bytes) : bytes, undefined);
       }),
       parameters,
     );
@@ -165,8 +170,8 @@ describe('the snapshot reader', () => {
 describe('the pickle reader', () => {
   it('opcode sequences end in a value, a TraceFormatError or, read alone, a PickleError', async () => {
     await assertYielding(
-      fc.property(pickles, fc.boolean(), (bytes, gzip) => {
-        readsSafely(gzip ? gzipSync(bytes) : bytes, undefined);
+      fc.asyncProperty(pickles, fc.boolean(), async (bytes, gzip) => {
+        await readsSafely(gzip ? gzipSync(bytes) : bytes, undefined);
         try {
           unpickle(bytes, { limits: { maxItems: 10_000, maxExpandedSize: 100_000 } });
         } catch (error) {

@@ -1,5 +1,5 @@
 /**
- * The streaming snapshot reader: the same traces as the whole-buffer path whatever the chunks, gzip
+ * The streaming snapshot reader: the same traces whatever the chunks (one chunk or many), gzip
  * undone on the way by `node:zlib` or `DecompressionStream`, progress that ends at the file's
  * length, and stacks kept once per distinct frame.
  */
@@ -11,13 +11,13 @@ import { gzipSync } from 'node:zlib';
 import { type PickleValue, pickle as pickleValue, unpickle } from '@allot/pickle';
 import { afterAll, describe, expect, it } from 'vitest';
 import { TraceFormatError } from '../errors';
-import { torchSnapshotChunks } from '../generators/torch-snapshot';
+import { torchSnapshotChunks } from '../generators/snapshot-generator';
 import { Random } from '../random';
 import type { Trace } from '../trace';
-import { fileChunks, findTracesDir, parseTraces, readTracesStreaming } from './read-trace-file';
+import { fileChunks, findTracesDir, readTraces } from './node-traces';
 import { SnapshotReader } from './snapshot-reader';
 import { parseTorchSnapshot } from './snapshot-traces';
-import { type ReadProgress, streamTraces, webGunzip } from './trace-stream';
+import { parseTraces, type ReadProgress, streamTraces, webGunzip } from './trace-stream';
 
 const dir = mkdtempSync(join(tmpdir(), 'allot-snapshot-stream-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -111,7 +111,7 @@ describe('the streaming snapshot reader', () => {
   const bytes = pickle(snapshotWithStacks(300));
 
   it('reads the same traces in chunks of any length as in one piece', async () => {
-    const once = parseTraces(bytes, { name: 's' }).map(essence);
+    const once = (await parseTraces(bytes, { name: 's' })).map(essence);
     for (const [seed, most] of [
       [1, 7],
       [2, 64],
@@ -128,7 +128,7 @@ describe('the streaming snapshot reader', () => {
     const records = stream.end();
     // FRAME_A, FRAME_B and three variants of FRAME_B's line.
     expect(records.stacks.frames).toHaveLength(5);
-    const [trace] = parseTraces(bytes, { name: 's' });
+    const [trace] = await parseTraces(bytes, { name: 's' });
     expect(trace!.frames?.get(0)).toEqual([FRAME_A, FRAME_B]);
     expect(trace!.frames?.get(1)).toEqual([{ ...FRAME_B, line: 33 }, FRAME_B]);
     expect(trace!.frames?.size).toBe(300);
@@ -195,14 +195,14 @@ describe('the streaming snapshot reader', () => {
     const file = join(dir, 's.pickle.gz');
     writeFileSync(file, gzipSync(bytes));
     const reports: ReadProgress[] = [];
-    const fromFile = await readTracesStreaming(file, { onProgress: (p) => reports.push(p) });
+    const fromFile = await readTraces(file, { onProgress: (p) => reports.push(p) });
     const fromWeb = await streamTraces(chunked(readFileSync(file), 4, 100), {
       name: 's.pickle.gz',
       gunzip: webGunzip,
     });
     expect(fromWeb.map(essence)).toEqual(fromFile.map(essence));
     expect(fromFile.map(essence)).toEqual(
-      parseTraces(gzipSync(bytes), { name: 's.pickle.gz' }).map(essence),
+      (await parseTraces(gzipSync(bytes), { name: 's.pickle.gz' })).map(essence),
     );
     const last = reports[reports.length - 1]!;
     expect(last.done).toBe(true);
@@ -224,7 +224,9 @@ describe('the streaming snapshot reader', () => {
     expect(Buffer.concat(seen)).toEqual(Buffer.from(bytes));
     // Through the pickle reader, over many chunks: what the whole bytes give.
     const read = await streamTraces(fileChunks(file, 777), { name: 'chunks.pickle' });
-    expect(read.map(essence)).toEqual(parseTraces(bytes, { name: 'chunks.pickle' }).map(essence));
+    expect(read.map(essence)).toEqual(
+      (await parseTraces(bytes, { name: 'chunks.pickle' })).map(essence),
+    );
     // A reader that stops early closes the file (the prefetched read awaited first).
     for await (const chunk of fileChunks(file, 1000)) {
       expect(chunk.length).toBe(1000);
@@ -240,19 +242,19 @@ describe('the streaming snapshot reader', () => {
       writeFileSync(file, cut);
       const read =
         gunzip === undefined
-          ? readTracesStreaming(file)
+          ? readTraces(file)
           : streamTraces(chunked(cut, 5, 512), { name: 'cut.pickle.gz', gunzip });
       await expect(read).rejects.toBeInstanceOf(TraceFormatError);
       await expect(read).rejects.toThrow(/cut\.pickle\.gz: byte offset \d+: expected/);
     }
     const plainCut = join(dir, 'cut.pickle');
     writeFileSync(plainCut, bytes.subarray(0, 5000));
-    await expect(readTracesStreaming(plainCut)).rejects.toThrow(
+    await expect(readTraces(plainCut)).rejects.toThrow(
       /cut\.pickle: byte offset \d+: expected (an opcode \(STOP ends a pickle\)|\d+ more byte\(s\) of operand), found the end of the file/,
     );
   });
 
-  it('reads generated snapshots with stacks as the generic unpickler and the plain reader do', async () => {
+  it('reads generated snapshots with stacks as unpickle and the reader of plain values do', async () => {
     // PyTorch's layout: frame dicts shared or not, one `frames` list shared between a block of the
     // end state and its `alloc`, and between a free's two entries.
     for (const [seed, sharedFrames, depth] of [
@@ -279,12 +281,25 @@ describe('the streaming snapshot reader', () => {
   it('reads other formats whole, within the input limit', async () => {
     const file = join(dir, 'm.trace');
     writeFileSync(file, 'Alloc(64),\nFree(0),\n');
-    const [trace] = await readTracesStreaming(file);
+    const [trace] = await readTraces(file);
     expect(trace!.length).toBe(2);
     writeFileSync(file, 'Alloc(64),\n'.repeat(10_000));
-    await expect(readTracesStreaming(file, { maxBytes: 1024 })).rejects.toThrow(
-      /at most 1 KiB of input/,
+    await expect(readTraces(file, { maxBytes: 1024 })).rejects.toThrow(/at most 1 KiB of input/);
+  });
+
+  it('refuses bytes whose first MiB names no format without reading the rest', async () => {
+    let chunks = 0;
+    async function* endless(): AsyncGenerator<Uint8Array> {
+      const noise = new Uint8Array(64 * 1024).fill(0x78);
+      for (;;) {
+        if (++chunks > 64) throw new Error('read past the first MiB');
+        yield noise;
+      }
+    }
+    await expect(streamTraces(endless(), { name: 'noise' })).rejects.toThrow(
+      /noise:1: expected a PyTorch memory snapshot/,
     );
+    expect(chunks).toBe(16);
   });
 
   const traces = findTracesDir();
@@ -299,8 +314,8 @@ describe('the streaming snapshot reader', () => {
   it.skipIf(!present)(
     'streams the real H100 snapshot to the traces the whole read gives',
     async () => {
-      const whole = parseTraces(readFileSync(h100!), { name: 'infer-default.pickle.gz' });
-      const streamed = await readTracesStreaming(h100!);
+      const whole = await parseTraces(readFileSync(h100!), { name: 'infer-default.pickle.gz' });
+      const streamed = await readTraces(h100!);
       expect(streamed.map(essence)).toEqual(whole.map(essence));
     },
   );

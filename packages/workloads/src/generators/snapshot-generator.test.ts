@@ -7,12 +7,12 @@ import { promisify } from 'node:util';
 import { gunzipSync } from 'node:zlib';
 import { type UnpickledValue, unpickle } from '@allot/pickle';
 import { afterAll, describe, expect, it } from 'vitest';
-import { findTracesDir } from '../readers/read-trace-file';
+import { findTracesDir } from '../readers/node-traces';
 import {
   type TorchSnapshotOptions,
   type TorchSnapshotSummary,
   torchSnapshotChunks,
-} from './torch-snapshot';
+} from './snapshot-generator';
 
 const hasPython = spawnSync('python3', ['--version']).status === 0;
 const run = promisify(execFile);

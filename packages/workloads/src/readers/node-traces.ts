@@ -1,18 +1,11 @@
 /**
- * Reading trace files from disk (Node): whole files for the text and JSON formats, a pickled
- * snapshot as a stream (see {@link readTracesStreaming}), gzip undone with `node:zlib`; and finding
- * the shared trace folder (`../shared/traces` beside the repository) without hard-coded paths.
- * The parsing itself is in `parse-traces.ts` and `trace-stream.ts`, which any runtime can run.
+ * The Node edge of trace reading: a file's chunks, read into two buffers in turn, or gunzipped with
+ * `node:zlib` as they come, given to `streamTraces` ({@link readTraces}); the format of a file's
+ * first bytes, gzipped or not; and the shared trace folder (`../shared/traces` beside the
+ * repository), found without hard-coded paths. The reading itself is `trace-stream.ts`'s, which
+ * any runtime can run.
  */
-import {
-  closeSync,
-  createReadStream,
-  existsSync,
-  fstatSync,
-  openSync,
-  readSync,
-  statSync,
-} from 'node:fs';
+import { closeSync, createReadStream, existsSync, openSync, readSync, statSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -20,27 +13,12 @@ import { createGunzip, gunzipSync, constants as zlibConstants } from 'node:zlib'
 import { TraceFormatError } from '../errors';
 import type { Trace } from '../trace';
 import {
-  DEFAULT_MAX_INPUT_BYTES,
   DETECT_BYTES,
   detectDecompressedFormat,
-  inputLimitError,
-  parseDecompressed,
   type ReadTraceFileOptions,
   type TraceFormat,
-  unknownFormat,
 } from './parse-traces';
 import { type ReadProgress, streamTraces } from './trace-stream';
-
-export {
-  DEFAULT_MAX_INPUT_BYTES,
-  DEFAULT_MAX_SNAPSHOT_EVENTS,
-  DEFAULT_MAX_STREAM_BYTES,
-  detectTraceFormat,
-  type ReadTraceFileOptions,
-  TRACE_FORMATS,
-  type TraceFormat,
-} from './parse-traces';
-export type { ReadProgress } from './trace-stream';
 
 const GZIP_MAGIC = [0x1f, 0x8b] as const;
 /**
@@ -95,54 +73,21 @@ function gzipError(error: unknown, name: string, offset: number): TraceFormatErr
   );
 }
 
-/** The whole content of a gzip stream, within `maxBytes`; a damaged stream is a TraceFormatError. */
-function gunzip(bytes: Uint8Array, name: string, maxBytes: number): Uint8Array {
-  try {
-    return gunzipSync(bytes, { maxOutputLength: Math.max(1, maxBytes) });
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ERR_BUFFER_TOO_LARGE' || error instanceof RangeError) {
-      return inputLimitError(name, bytes.length, maxBytes, 'of data after decompression');
-    }
-    throw gzipError(error, name, bytes.length);
-  }
-}
-
-/**
- * Every trace in a file's bytes: one for the text formats, one per device for PyTorch snapshots and
- * profiler traces. Gzip-compressed input is recognised by its magic bytes.
- *
- * @throws TraceFormatError when the format is unknown or the content is malformed.
- */
-export function parseTraces(bytes: Uint8Array, options: ReadTraceFileOptions = {}): Trace[] {
-  const name = options.name ?? 'trace';
-  const maxBytes = options.maxBytes ?? DEFAULT_MAX_INPUT_BYTES;
-  if (bytes.length > maxBytes) inputLimitError(name, maxBytes, maxBytes, 'of input');
-  const gzip = isGzip(bytes);
-  if (gzip && options.format === undefined && detectTraceFormatOf(bytes) === null) {
-    unknownFormat(name, gunzipHead(bytes) ?? gunzip(bytes, name, maxBytes));
-  }
-  const data = gzip ? gunzip(bytes, name, maxBytes) : bytes;
-  return parseDecompressed(data, { ...options, name });
-}
-
-/** Options of {@link readTracesStreaming}. */
-export interface ReadTracesStreamingOptions extends ReadTraceFileOptions {
+/** Options of {@link readTraces}. */
+export interface ReadTracesOptions extends ReadTraceFileOptions {
   /** Called as the file is read (about every MiB of it, and once at the end). */
   readonly onProgress?: (progress: ReadProgress) => void;
 }
 
 /**
- * Every trace in a file, a pickled snapshot (gzipped or not) read in one streaming pass: memory
- * follows what the replay keeps, not the file's length, and `onProgress` hears how far it is. Other
- * formats are read whole, as {@link readTraces} does.
+ * Every trace in the file at `path` (gzipped or not), read as `streamTraces` reads a stream: a
+ * pickled snapshot in one pass, memory following what the replay keeps, not the file's length;
+ * other formats whole, within the input limit. `onProgress` hears how far it is.
  *
- * @throws TraceFormatError when the format is unknown or the content is malformed.
+ * @throws TraceFormatError when the format is unknown or the content is malformed; a file-system
+ * error when the file cannot be read.
  */
-export async function readTracesStreaming(
-  path: string,
-  options: ReadTracesStreamingOptions = {},
-): Promise<Trace[]> {
+export async function readTraces(path: string, options: ReadTracesOptions = {}): Promise<Trace[]> {
   const name = options.name ?? basename(path);
   const stat = statSync(path);
   const totalBytes = stat.isFile() ? stat.size : null;
@@ -157,7 +102,6 @@ export async function readTracesStreaming(
     totalBytes,
     gunzip: (chunks, onError) =>
       nodeGunzip(chunks, (error, offset) => onError(gzipError(error, name, offset), offset)),
-    readWhole: () => readTraces(path, { ...options, name }),
   });
 }
 
@@ -243,65 +187,6 @@ async function* nodeGunzip(
     inflate.destroy();
     await feed.catch(() => undefined);
   }
-}
-
-/**
- * The bytes of a file, read in chunks and never more than `maxBytes` (a device such as `/dev/zero`
- * never ends); when the format is to be detected, the first chunk decides, so a file that is no
- * trace fails before the rest is read.
- */
-function readInput(path: string, name: string, options: ReadTraceFileOptions): Uint8Array {
-  const maxBytes = options.maxBytes ?? DEFAULT_MAX_INPUT_BYTES;
-  const fd = openSync(path, 'r');
-  try {
-    const stat = fstatSync(fd);
-    if (stat.isFile() && stat.size > maxBytes)
-      inputLimitError(name, maxBytes, maxBytes, 'of input');
-    const chunkSize = stat.isFile() ? Math.max(stat.size + 1, 4096) : DETECT_BYTES;
-    const chunks: Buffer[] = [];
-    let total = 0;
-    for (;;) {
-      const want = Math.min(chunkSize, maxBytes + 1 - total);
-      const chunk = Buffer.allocUnsafe(want);
-      const n = readSync(fd, chunk, 0, want, null);
-      if (n === 0) break;
-      chunks.push(n < want ? chunk.subarray(0, n) : chunk);
-      total += n;
-      if (total > maxBytes) inputLimitError(name, maxBytes, maxBytes, 'of input');
-      if (chunks.length === 1 && options.format === undefined && total >= DETECT_BYTES) {
-        if (detectTraceFormatOf(chunks[0]!) === null) {
-          unknownFormat(
-            name,
-            isGzip(chunks[0]!) ? (gunzipHead(chunks[0]!) ?? chunks[0]!) : chunks[0]!,
-          );
-        }
-      }
-    }
-    return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, total);
-  } finally {
-    closeSync(fd);
-  }
-}
-
-/**
- * Every trace in a file (see {@link parseTraces}).
- *
- * @throws TraceFormatError when the format is unknown or the content is malformed.
- */
-export function readTraces(path: string, options: ReadTraceFileOptions = {}): Trace[] {
-  const name = options.name ?? basename(path);
-  return parseTraces(readInput(path, name, options), { ...options, name });
-}
-
-/**
- * Reads a trace file, detecting its format (gzip-compressed input is recognised by its magic
- * bytes). For a file that holds several traces (one per device), the one with the most events.
- *
- * @throws TraceFormatError when the format is unknown or the content is malformed.
- */
-export function readTraceFile(path: string, options: ReadTraceFileOptions = {}): Trace {
-  const traces = readTraces(path, options);
-  return traces.reduce((best, trace) => (trace.length > best.length ? trace : best));
 }
 
 /** Environment variable that points at the shared trace folder, overriding the search. */

@@ -5,7 +5,7 @@ import { bestFit } from '@allot/best-fit';
 import type { Allocator } from '@allot/core';
 import { pickleFloat, type UnpickledValue, unpickle as unpickleValue } from '@allot/pickle';
 import { replay } from '@allot/workloads';
-import { readTraceFile } from '@allot/workloads/node';
+import { readTraces } from '@allot/workloads/node';
 import { describe, expect, it } from 'vitest';
 import { hasPython, python } from '../test/support/python';
 import { tinyFirstFit } from '../test/support/tiny-first-fit';
@@ -15,7 +15,7 @@ import {
   toTorchSnapshot,
   toTorchSnapshotJson,
   toTorchSnapshotPickle,
-} from './torch-snapshot';
+} from './snapshot-export';
 import { withStats } from './with-stats';
 
 /** A pickle read back, tuples as `{ tuple: [...] }`, so that they can be told from lists. */
@@ -158,9 +158,9 @@ describe('PyTorch snapshot export', () => {
     const snapshot = toTorchSnapshot(stats);
     const frames = snapshot.device_traces[0]![0]!.frames!;
     expect(frames.length).toBeGreaterThan(0);
-    expect(frames[0]!.filename).toContain('torch-snapshot.test');
+    expect(frames[0]!.filename).toContain('snapshot-export.test');
     expect(frames[0]!.line).toBeGreaterThan(0);
-    expect(snapshot.segments[0]!.blocks[0]!.frames[0]!.filename).toContain('torch-snapshot.test');
+    expect(snapshot.segments[0]!.blocks[0]!.frames[0]!.filename).toContain('snapshot-export.test');
   });
 
   it('writes JSON and a pickle with the same content', () => {
@@ -190,7 +190,7 @@ describe('PyTorch snapshot export', () => {
     );
   });
 
-  it('exports a replay of gcc-hello as a pickle python3 opens', (context) => {
+  it('exports a replay of gcc-hello as a pickle python3 opens', async (context) => {
     const path = tracePath('malloc-real-programs/gcc-hello.trace');
     if (!path) {
       context.skip(
@@ -202,7 +202,8 @@ describe('PyTorch snapshot export', () => {
     const stats = withStats(bestFit({ capacity: 64 * 2 ** 20, base: 2 ** 32, alignment: 16 }), {
       trace: { capacity: 1 << 16 },
     });
-    const result = replay(readTraceFile(path), stats);
+    const [trace] = await readTraces(path);
+    const result = replay(trace!, stats);
     expect(result.failures).toBe(0);
     expect(stats.totals().allocations.current).toBe(5087);
     expect(stats.totals().requestedBytes.peak).toBeGreaterThanOrEqual(9_303_005);
