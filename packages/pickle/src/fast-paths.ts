@@ -189,10 +189,7 @@ export class FastPaths {
           hash = mix(hash, op.index);
         }
         if (kind !== SETITEMS || n === 0 || (n & 1) === 1) return -1;
-        if (ints >= 0) {
-          cache.setKey(n, ints, hash);
-          id = cache.find(memo);
-        }
+        if (ints >= 0) id = cache.find(memo, n, ints, hash);
         if (id >= 0) {
           if (!pending.add(FRAME, id)) return -1;
         } else {

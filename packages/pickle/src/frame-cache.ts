@@ -29,7 +29,7 @@ const MOST_ENTRIES = 1 << 16;
  */
 const MOST_CLEARS = 64;
 
-/** `hash` with `value`, the next of a key's values (see {@link FrameCache.setKey}). */
+/** `hash` with `value`, the next of a key's values (see {@link FrameCache.find}). */
 export function mix(hash: number, value: number): number {
   return Math.imul(hash ^ value, 0x85ebca6b) ^ (hash >>> 13);
 }
@@ -46,29 +46,25 @@ export class FrameCache {
   private clears = 0;
 
   /**
-   * The key's values are in `key[0, n)`, the ints among them at bits `ints`, and `hash` their
-   * {@link mix}: keeps it for {@link find} and {@link add}.
+   * The frame id found before for the key whose values are in `key[0, n)`, the ints among them at
+   * bits `ints` and `hash` their {@link mix}, or -1 (the memo as it is now). Keeps the key for
+   * {@link add}.
    */
-  setKey(n: number, ints: number, hash: number): void {
+  find(memo: Memo, n: number, ints: number, hash: number): number {
     const key = this.key;
     key[KEY] = n;
     key[KEY + 1] = ints;
     const h = Math.imul(hash ^ n ^ (ints << 8), 0x9e3779b1);
-    this.keyHash = (h ^ (h >>> 16)) & 0x7fffffff;
-  }
-
-  /** The frame id found for {@link key} before, or -1 (the memo as it is now). */
-  find(memo: Memo): number {
+    const keyHash = (this.keyHash = (h ^ (h >>> 16)) & 0x7fffffff);
     if (memo.version !== this.version) this.clear(memo.version);
     if (this.clears > MOST_CLEARS) return -1;
     const table = this.table;
     const mask = table.length / ENTRY - 1;
-    const hash = this.keyHash;
-    for (let at = hash & mask; ; at = (at + 1) & mask) {
+    for (let at = keyHash & mask; ; at = (at + 1) & mask) {
       const e = at * ENTRY;
       const id = table[e + ENTRY - 1]!;
       if (id === 0) return -1;
-      if (table[e + KEY + 2] === hash && this.same(e)) return id - 1;
+      if (table[e + KEY + 2] === keyHash && this.same(e)) return id - 1;
     }
   }
 

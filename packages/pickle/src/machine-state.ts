@@ -315,27 +315,34 @@ export class PickleState {
 
   /**
    * Stores the read's pending memo slots (see `pending.ts`), in order: the container read (`self`,
-   * or the hooks' ref `ref` standing for it), its strings, lists and frames.
+   * or the hooks' ref `ref` standing for it), its strings, lists and frames. The limits were
+   * checked for all of them at once (see {@link fits}).
    */
   private commitPending(fast: FastPaths, self: PDict | PList | null, ref: number): void {
     const { pending } = fast;
+    const { memo } = this;
     const frames = this.hooks.frames;
     for (let k = 0; k < pending.count; k++) {
       const slot = pending.base + k;
       const kind = pending.kind[k];
       if (kind === SELF) {
-        if (self === null) this.memo.putRef(slot, ref);
-        else this.memoPut(slot, self);
+        if (self === null) memo.putRef(slot, ref);
+        else {
+          memo.put(slot, self);
+          self.memo = slot;
+        }
       } else if (kind === STRING) {
-        this.memoPut(slot, pending.strings[k]);
+        memo.put(slot, pending.strings[k]);
       } else if (kind === FRAME) {
-        this.memo.putRef(slot, frames!.refOf(pending.at[k]!));
+        memo.putRef(slot, frames!.refOf(pending.at[k]!));
       } else {
         const list = kind === EMPTY ? new PList() : this.framesList(fast);
-        this.memoPut(slot, list);
+        memo.put(slot, list);
+        list.memo = slot;
         (self as PDict).pairs[pending.at[k]!] = list;
       }
     }
+    this.memoStringBytes += pending.stringBytes;
   }
 
   /** The frames list the fast paths read, its frame ids standing for its items. */

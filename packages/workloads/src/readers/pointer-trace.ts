@@ -84,8 +84,9 @@ function grow<T extends Float64Array | Int32Array | Uint8Array | Uint32Array>(
   fill?: number,
 ): T {
   const next = new (array.constructor as new (n: number) => T)(length);
-  if (fill !== undefined) next.fill(fill);
-  next.set(array.subarray(0, Math.min(array.length, length)));
+  const kept = Math.min(array.length, length);
+  next.set(array.subarray(0, kept));
+  if (fill !== undefined) next.fill(fill, kept);
   return next;
 }
 
