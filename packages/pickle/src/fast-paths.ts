@@ -206,8 +206,8 @@ export class FastPaths {
   }
 
   /**
-   * The frame of the frame dict at `p`, decoded and found by the hooks (and kept by its key, when
-   * `keyed`); its slot and those of its strings pending. -1 when it is no frame the hooks know.
+   * The frame of the frame dict at `p`, decoded and found (or interned) by the hooks, and kept by
+   * its key when `keyed`; its slot and those of its strings pending. -1 when it is no frame.
    */
   private newFrame(
     buf: Uint8Array,

@@ -41,6 +41,8 @@ export class FrameCache {
   /** The hash of {@link key}. */
   private keyHash = 0;
   private table = new Int32Array(ENTRY << 10);
+  /** Entries the table has room for, less one (a power of two less one). */
+  private mask = (1 << 10) - 1;
   private entries = 0;
   private version = 0;
   private clears = 0;
@@ -58,8 +60,7 @@ export class FrameCache {
     const keyHash = (this.keyHash = (h ^ (h >>> 16)) & 0x7fffffff);
     if (memo.version !== this.version) this.clear(memo.version);
     if (this.clears > MOST_CLEARS) return -1;
-    const table = this.table;
-    const mask = table.length / ENTRY - 1;
+    const { table, mask } = this;
     for (let at = keyHash & mask; ; at = (at + 1) & mask) {
       const e = at * ENTRY;
       const id = table[e + ENTRY - 1]!;
@@ -71,7 +72,7 @@ export class FrameCache {
   /** Keeps frame `id` for {@link key} (read against the memo's current version). */
   add(id: number): void {
     if (this.entries >= MOST_ENTRIES || this.clears > MOST_CLEARS) return;
-    if ((this.entries + 1) * 2 > this.table.length / ENTRY) this.grow();
+    if ((this.entries + 1) * 2 > this.mask + 1) this.grow();
     this.put(this.table, this.key, this.keyHash, id);
     this.entries++;
   }
@@ -102,6 +103,7 @@ export class FrameCache {
       if (id !== 0) this.put(table, old.subarray(e, e + KEY + 2), old[e + KEY + 2]!, id - 1);
     }
     this.table = table;
+    this.mask = table.length / ENTRY - 1;
   }
 
   /** Forgets every key: a memo slot was stored again. */
@@ -110,6 +112,7 @@ export class FrameCache {
     if (this.entries === 0) return;
     this.clears++;
     this.table = new Int32Array(this.clears > MOST_CLEARS ? ENTRY : ENTRY << 10);
+    this.mask = this.table.length / ENTRY - 1;
     this.entries = 0;
   }
 }

@@ -136,9 +136,14 @@ export function readOperand(
   return readOther(buf, view, q, end, out);
 }
 
-/** {@link readOperand} of an opcode that is no memo reference and no int. */
+/** {@link readOperand} of an opcode that is no memo reference and no int, or of a `FRAME`. */
 function readOther(buf: Uint8Array, view: DataView, q: number, end: number, out: Operand): number {
   const op = buf[q]!;
+  if (op === 0x95) {
+    // FRAME: its length is a hint the machine skips too (protocol 4 puts one every 64 KiB, in the
+    // middle of a list as often as not); the opcode after it is the one read.
+    return q + 9 > end ? -1 : readOperand(buf, view, q + 9, end, out);
+  }
   if (op === 0x8c) {
     // SHORT_BINUNICODE, and the MEMOIZE after it
     const next = q + 2 + (buf[q + 1] ?? 0);

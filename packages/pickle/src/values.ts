@@ -53,7 +53,7 @@ export interface FrameHooks {
   refOf(id: number): number;
   /**
    * The frame id of a small dict (keys and values alternating in `pairs[0, 2 × size)`) when it is
-   * a frame the hooks interned already, else -1. Interns nothing.
+   * a frame, interned when it is new (as the hooks would intern it when a list takes it), else -1.
    */
   find(pairs: readonly unknown[], size: number): number;
   /** What a list holds for frame `id` (what `MachineHooks.ref` gives for its ref). */

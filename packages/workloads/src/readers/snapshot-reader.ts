@@ -99,13 +99,13 @@ export class SnapshotReader {
         append: (list, value) => this.append(list, value),
         ref: (id) => ((id & 1) === 1 ? this.stacks.stackRef(id >>> 1) : this.stacks.refs[id >>> 1]),
         smallDict: (pairs, size) => {
-          const id = this.stacks.frameIdOf(pairs, size, true);
+          const id = this.stacks.frameIdOf(pairs, size);
           return id < 0 ? -1 : id << 1;
         },
         frames: {
           frameOf: (ref) => ((ref & 1) === 0 ? ref >>> 1 : -1),
           refOf: (id) => id << 1,
-          find: (pairs, size) => this.stacks.frameIdOf(pairs, size, false),
+          find: (pairs, size) => this.stacks.frameIdOf(pairs, size),
           item: (id) => this.stacks.refs[id],
         },
         strings: KNOWN_STRINGS,
@@ -174,7 +174,7 @@ export class SnapshotReader {
       this.entries++;
       return CONSUMED;
     }
-    const frame = this.stacks.frameIdOf(value.pairs, value.size, true);
+    const frame = this.stacks.frameIdOf(value.pairs, value.size);
     if (frame >= 0) {
       this.machine.replaceRef(value.memo, frame << 1);
       this.machine.release(value.pairs.length);
