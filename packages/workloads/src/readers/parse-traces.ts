@@ -258,7 +258,7 @@ export function requireEvents(traces: Trace[], name: string): Trace[] {
  *
  * @throws TraceFormatError when the format is unknown or the content is malformed.
  */
-export function parseDecompressed(data: Uint8Array, options: ReadTraceFileOptions = {}): Trace[] {
+export function parseWhole(data: Uint8Array, options: ReadTraceFileOptions = {}): Trace[] {
   const name = options.name ?? 'trace';
   const maxBytes = options.maxBytes ?? DEFAULT_MAX_INPUT_BYTES;
   const maxEvents = options.maxEvents ?? DEFAULT_MAX_EVENTS;

@@ -99,8 +99,11 @@ export class PointerTrace {
   size = new Float64Array(INITIAL);
   /** The stream as recorded (any number that names it), made dense as the events settle. */
   stream = new Float64Array(INITIAL);
-  /** Where each row was read (a 1-based line, or an entry's index + 1). */
-  location = new Float64Array(INITIAL);
+  /**
+   * Where each row was read (a 1-based line, or an entry's index + 1); null while each row's is
+   * its index + 1, as a snapshot's entries are (8 bytes an entry not held while they are read).
+   */
+  location: Float64Array | null = null;
   /** µs of each row (NaN where none was recorded); null until one is. */
   time: Float64Array | null = null;
   /** Stack of each row in the build's stack table (0 for none); null until one is. */
@@ -148,7 +151,8 @@ export class PointerTrace {
     this.address[i] = address;
     this.size[i] = size;
     this.stream[i] = stream;
-    this.location[i] = location;
+    if (this.location !== null) this.location[i] = location;
+    else if (location !== i + 1) this.locations()[i] = location;
     if (!Number.isNaN(time)) {
       this.time ??= new Float64Array(this.op.length).fill(Number.NaN);
       this.time[i] = time;
@@ -189,7 +193,8 @@ export class PointerTrace {
    * block and states no size, an address that is none, or past the event limit.
    */
   settle(plan: SettlePlan = {}): void {
-    const { op, address, size, location, time, stack, live } = this;
+    const { op, address, size, time, stack, live } = this;
+    const location = this.locations();
     const freeOp = plan.freeOp ?? -1;
     const id = (this.id = new Int32Array(this.op.length));
     let w = 0;
@@ -324,9 +329,10 @@ export class PointerTrace {
     const pre = this.preexisting;
     const leading = pre.length;
     const length = leading + this.events;
-    if (length > this.maxEvents) this.tooMany(this.location[Math.max(0, this.events - 1)]!);
+    if (length > this.maxEvents) this.tooMany(this.locationOf(Math.max(0, this.events - 1)));
     if (length > this.op.length) this.reserve(length);
-    const { op, size, location, time } = this;
+    const { op, size, time } = this;
+    const location = this.locations();
     const id = this.id!;
     // The events, moved up past the leading allocations, their block ids final.
     for (let i = this.events - 1; i >= 0; i--) {
@@ -412,7 +418,7 @@ export class PointerTrace {
   }
 
   private checkRoom(events: number, row: number): void {
-    if (events + this.preexisting.length >= this.maxEvents) this.tooMany(this.location[row]!);
+    if (events + this.preexisting.length >= this.maxEvents) this.tooMany(this.locationOf(row));
   }
 
   /** Fails: past the event limit at `location`. */
@@ -427,7 +433,21 @@ export class PointerTrace {
   }
 
   private fail(row: number, expected: string, found: string): never {
-    throw new TraceFormatError(this.source, this.location[row]!, expected, found, this.unit);
+    throw new TraceFormatError(this.source, this.locationOf(row), expected, found, this.unit);
+  }
+
+  /** Where row `row` was read. */
+  private locationOf(row: number): number {
+    return this.location === null ? row + 1 : this.location[row]!;
+  }
+
+  /** The rows' locations, made when each was its index + 1 until now. */
+  private locations(): Float64Array {
+    if (this.location === null) {
+      this.location = new Float64Array(this.op.length);
+      for (let r = 0; r < this.length; r++) this.location[r] = r + 1;
+    }
+    return this.location;
   }
 
   /** Room for `capacity` rows in every column. */
@@ -436,7 +456,7 @@ export class PointerTrace {
     this.address = grow(this.address, capacity);
     this.size = grow(this.size, capacity);
     this.stream = grow(this.stream, capacity);
-    this.location = grow(this.location, capacity);
+    if (this.location !== null) this.location = grow(this.location, capacity);
     if (this.time !== null) this.time = grow(this.time, capacity, Number.NaN);
     if (this.stack !== null) this.stack = grow(this.stack, capacity);
     if (this.id !== null) this.id = grow(this.id, capacity);

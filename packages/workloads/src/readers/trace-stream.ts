@@ -10,7 +10,7 @@
  * ```
  *  chunks ─► counted (bytesRead, the input limit) ─► gunzip? ─► first bytes decide:
  *              pickle ─► SnapshotReader.push(chunk) … end() ─► snapshotTraces()
- *              other  ─► a format named in the first MiB, or fail ─► joined ─► parseDecompressed()
+ *              other  ─► a format named in the first MiB, or fail ─► joined ─► parseWhole()
  * ```
  */
 import { TraceFormatError } from '../errors';
@@ -24,7 +24,7 @@ import {
   inputLimitError,
   machineLimits,
   PICKLE_PROTO,
-  parseDecompressed,
+  parseWhole,
   type ReadTraceFileOptions,
   requireSnapshotTraces,
   unknownFormat,
@@ -122,7 +122,7 @@ export async function streamTraces(
   }
   try {
     const head = await chunks.next();
-    if (head.done) return parseDecompressed(new Uint8Array(0), { ...options, name });
+    if (head.done) return parseWhole(new Uint8Array(0), { ...options, name });
     const first = head.value;
     bytesRead = first.length;
     const gzip = first[0] === GZIP_MAGIC[0] && first[1] === GZIP_MAGIC[1];
@@ -149,7 +149,7 @@ export async function streamTraces(
         (options.format === undefined || options.format === 'torch-snapshot');
       if (!pickled) {
         const whole = await readWhole(data, iterator, options, name, gzip);
-        const traces = parseDecompressed(whole, { ...options, name });
+        const traces = parseWhole(whole, { ...options, name });
         bytesDecoded = whole.length;
         report(true);
         return traces;
