@@ -39,7 +39,6 @@ export type { PromClientLike, RegistryLike } from './prom-client-loader';
 export { type MetricsHandle, type MetricsOptions, registerMetrics } from './prometheus';
 export { type HistogramBucket, histogramOf, type SizeHistogram } from './size-histogram';
 export type { BlockState, MemorySnapshot, SnapshotBlock, SnapshotSegment } from './snapshot';
-export type { StackFrame } from './stack-frames';
 export {
   DEFAULT_ALLOCATOR_SETTINGS,
   type TorchAnnotation,
@@ -52,6 +51,7 @@ export {
   toTorchSnapshotJson,
   toTorchSnapshotPickle,
 } from './snapshot-export';
+export type { StackFrame } from './stack-frames';
 export type { AnnotationStage, TraceAction, TraceEvent, TraceOptions } from './trace-buffer';
 export {
   toVmaDump,
