@@ -1,4 +1,13 @@
 export {
+  DEFAULT_MACHINE_LIMITS,
+  DEFAULT_UNPICKLE_LIMITS,
+  type MachineLimits,
+  type UnpickledValue,
+  type UnpickleLimits,
+  type UnpickleOptions,
+  unpickle,
+} from '@allot/pickle';
+export {
   type AddressSource,
   type AddressSourceOptions,
   addressSource,
@@ -23,7 +32,7 @@ export {
   type TorchSnapshotSummary,
   torchSnapshotChunks,
   writeTorchSnapshot,
-} from './generators/torch-snapshot';
+} from './generators/snapshot-generator';
 export {
   type TrainingBudget,
   type TrainingLoopOptions,
@@ -43,41 +52,23 @@ export {
   DEFAULT_MAX_STREAM_BYTES,
   detectDecompressedFormat,
   detectTraceFormat,
-  parseDecompressed,
   type ReadTraceFileOptions,
   TRACE_FORMATS,
   type TraceFormat,
 } from './readers/parse-traces';
-export {
-  DEFAULT_UNPICKLE_LIMITS,
-  type UnpickledValue,
-  type UnpickleLimits,
-  type UnpickleOptions,
-  unpickle,
-} from './readers/pickle';
-export {
-  DEFAULT_MACHINE_LIMITS,
-  type MachineLimits,
-} from './readers/pickle-machine';
-export { PointerEvents, parseAddress } from './readers/pointer-events';
+export { parseAddress } from './readers/recorded-values';
 export { formatRmmLog, parseRmmLog, RMM_LOG_HEADER } from './readers/rmm-log';
-export {
-  type SnapshotRecords,
-  SnapshotStream,
-  type SnapshotStreamOptions,
-} from './readers/snapshot-stream';
+export { type ParseTorchSnapshotOptions, parseTorchSnapshot } from './readers/snapshot-traces';
 export { MAX_STACK_FRAMES, StackFrames, StackTable } from './readers/stack-table';
 export { type ParseTorchProfilerOptions, parseTorchProfilerTrace } from './readers/torch-profiler';
 export {
-  type ParseTorchSnapshotOptions,
-  parseTorchSnapshot,
-  snapshotTraces,
-} from './readers/torch-snapshot';
-export {
   type Gunzip,
+  parseTraces,
   type ReadProgress,
+  readBlobTraces,
   type StreamTracesOptions,
   streamTraces,
+  type TraceSource,
   webGunzip,
 } from './readers/trace-stream';
 export {
