@@ -41,6 +41,8 @@ export {
 } from './generators/training-loop';
 export { Random } from './random';
 export { formatCsvTrace, parseCsvTrace } from './readers/csv-trace';
+export { Action as EntryAction, DeviceEntries } from './readers/device-entries';
+export type { EndBlock, EndSegment } from './readers/end-state';
 export {
   formatMallocTrace,
   type ParseTraceOptions,
@@ -58,7 +60,13 @@ export {
 } from './readers/parse-traces';
 export { parseAddress } from './readers/recorded-values';
 export { formatRmmLog, parseRmmLog, RMM_LOG_HEADER } from './readers/rmm-log';
-export { type ParseTorchSnapshotOptions, parseTorchSnapshot } from './readers/snapshot-traces';
+export { SnapshotReader, type SnapshotReaderOptions } from './readers/snapshot-reader';
+export {
+  type ParseTorchSnapshotOptions,
+  parseTorchSnapshot,
+  type SnapshotRecords,
+  snapshotTraces,
+} from './readers/snapshot-traces';
 export { MAX_STACK_FRAMES, StackFrames, StackTable } from './readers/stack-table';
 export { type ParseTorchProfilerOptions, parseTorchProfilerTrace } from './readers/torch-profiler';
 export {

@@ -24,6 +24,8 @@ export interface EndBlock {
   /** Bytes requested (the block's size when not recorded). */
   readonly requested: number;
   readonly active: boolean;
+  /** Whether it is allocated (`active_allocated`): an active block may be a free in flight. */
+  readonly allocated: boolean;
   /** The block's stack (its allocation's), 0 for none. */
   readonly stack: number;
 }
@@ -68,6 +70,7 @@ export function readSegment(
       size: blockSize,
       requested: Number.isSafeInteger(requested) && requested > 0 ? requested : blockSize,
       active: typeof state === 'string' && state.startsWith('active'),
+      allocated: state === 'active_allocated',
       stack: stackOf(fieldOf(block, 'frames')),
     });
   }

@@ -17,7 +17,13 @@ import type { Trace } from '../trace';
 import { fileChunks, findTracesDir, readTraces } from './node-traces';
 import { SnapshotReader } from './snapshot-reader';
 import { parseTorchSnapshot } from './snapshot-traces';
-import { type Gunzip, parseTraces, type ReadProgress, streamTraces, webGunzip } from './trace-stream';
+import {
+  type Gunzip,
+  parseTraces,
+  type ReadProgress,
+  streamTraces,
+  webGunzip,
+} from './trace-stream';
 
 const dir = mkdtempSync(join(tmpdir(), 'allot-snapshot-stream-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
