@@ -8,7 +8,7 @@
  * bars (tune: the defaults and the job's setting; replay: predicted and recorded peak reserved),
  * and peak live as a dark tick across the group.
  */
-import { formatBytes, formatCount, formatPercent } from '../units';
+import { formatBytes, formatCount, formatPercent, formatSignedPercent } from '../units';
 import { h, svg } from './dom';
 import type { JobPageData, JobPageRank } from './job-data';
 import { type RankCell, rankRows } from './rank-table';
@@ -115,11 +115,6 @@ function rankChart(data: JobPageData): HTMLElement[] {
   return [h('div', { class: 'rank-chart' }, chart), h('p', { class: 'small' }, ...legend)];
 }
 
-/** A signed fraction: +1.2 %, −0.4 %. */
-function signed(fraction: number): string {
-  return `${fraction >= 0 ? '+' : '−'}${formatPercent(Math.abs(fraction))}`;
-}
-
 /** The table of ranks: their figures, the ranks flagged, then those that failed. */
 function ranksTable(data: JobPageData): HTMLElement {
   const tune = data.job === 'tune';
@@ -134,7 +129,7 @@ function ranksTable(data: JobPageData): HTMLElement {
         formatBytes(rank.peakLiveBytes),
         bytes(rank.predictedBytes),
         bytes(rank.recordedBytes),
-        rank.error === null ? '–' : signed(rank.error),
+        rank.error === null ? '–' : formatSignedPercent(rank.error),
       ];
       if (tune) {
         // As tune DIR says: no saving against defaults that fail allocations.
