@@ -21,7 +21,7 @@ export class Recording {
     return this;
   }
   segment(offset: number, size: number): this {
-    return this.add('segment_alloc', BASE + offset, size * MiB);
+    return this.add('segment_alloc', BASE + offset * MiB, size * MiB);
   }
   alloc(offset: number, size: number): this {
     return this.add('alloc', BASE + offset * MiB, size * MiB);
