@@ -3,6 +3,7 @@ import { EventKind, inferenceServing, larson, TraceBuilder } from '@allot/worklo
 import { describe, expect, it } from 'vitest';
 import { LAYOUT_BLOCK_BUDGET, layoutView, measureRow, peakEventIndex } from './measure';
 import { ALL_ROWS, findRow, profileOf, ROWS } from './registry';
+import { NOT_WARM } from './replay-timing';
 
 describe('measureRow', () => {
   const trace = inferenceServing({ requests: 20, seed: 3 });
@@ -16,7 +17,10 @@ describe('measureRow', () => {
     expect(result.ratio).toBeGreaterThanOrEqual(1);
     expect(result.externalFragmentationAtPeak).toBeGreaterThanOrEqual(0);
     expect(result.externalFragmentationAtPeak).toBeLessThan(1);
-    expect(result.nsPerEvent).toBeGreaterThan(0);
+    // A figure, or none and why: on a loaded machine the warm-up's clock can run out (see
+    // replay-timing.ts, whose own tests drive the clock).
+    if (Number.isNaN(result.nsPerEvent)) expect(result.untimed).toBe(NOT_WARM);
+    else expect(result.nsPerEvent).toBeGreaterThan(0);
     expect(result.series.event.length).toBeLessThanOrEqual(52);
     expect(result.series.event.at(-1)).toBe(trace.length);
     // The sampled live bytes never miss the peak: each point is the largest since the previous one.
@@ -39,6 +43,9 @@ describe('measureRow', () => {
     const short = measureRow(trace, row, profile, null, {
       seriesPoints: 50,
       longPassMs: Number.POSITIVE_INFINITY,
+      // Warm once two replays settle, not after 100,000 events: the clock's budget for the
+      // warm-up would run out on a loaded machine.
+      warmupEvents: 0,
     });
     expect(short.timedRuns).toBeGreaterThanOrEqual(3);
     // The figures do not depend on how the row was timed.
