@@ -89,6 +89,9 @@ export {
 } from './replay';
 export {
   DEFAULT_MAX_EVENTS,
+  type DumpBlock,
+  type DumpBlockState,
+  type DumpSegment,
   EventKind,
   peakLiveBytes,
   type RecordedOom,
@@ -98,6 +101,7 @@ export {
   type StartBlock,
   type StartSegment,
   type StartState,
+  type StateDump,
   summarizeTrace,
   type Trace,
   TraceBuilder,

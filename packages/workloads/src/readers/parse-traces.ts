@@ -223,15 +223,16 @@ export function machineLimits(maxBytes: number | undefined): MachineLimits {
   };
 }
 
-/** Fails when a snapshot's traces hold no allocation. */
+/** Fails when a snapshot holds neither an allocation nor a segment (a state dump's). */
 export function requireSnapshotTraces(traces: Trace[], name: string): Trace[] {
   if (traces.length === 0) {
     throw new TraceFormatError(
       name,
       1,
       'at least one allocation in `device_traces` (record with ' +
-        'torch.cuda.memory._record_memory_history() before the code you want to trace)',
-      'empty device traces',
+        'torch.cuda.memory._record_memory_history() before the code you want to trace), or the ' +
+        'segments of a state dump',
+      'empty device traces and no segments',
       'event',
     );
   }
