@@ -79,6 +79,7 @@ export {
   type TraceSource,
   webGunzip,
 } from './readers/trace-stream';
+export { UnknownFormatError } from './readers/unknown-format';
 export {
   NOT_LIVE,
   Replayer,
