@@ -19,6 +19,9 @@
  * restoring that cache, the advice against the defaults from the same start (`tune.ts`,
  * `likeForLike`). The reason says which, and gives the other figure, so the numbers add up beside
  * the table.
+ *
+ * On a state dump every figure is an estimate (`dump-estimate.ts`): the words say `Estimated`, and
+ * the reason ends with what the estimate assumes.
  */
 import { formatBytes, formatCount, formatPercent, settingName } from '../units';
 import { type DeviceModel, describeDevice } from './device';
@@ -127,7 +130,10 @@ const KEEP = "Keep PYTORCH_CUDA_ALLOC_CONF unset: PyTorch's defaults are the bes
 function wordsOf(result: TuneResult): Words {
   const { defaults, tried } = result;
   const best = recommendedRun(result);
-  const peak = (bytes: number) => `Predicted peak reserved ${formatBytes(bytes)}.`;
+  // A state dump's figures are estimates, said so with their assumption (`dump-estimate.ts`).
+  const predicted = result.estimate !== undefined ? 'Estimated' : 'Predicted';
+  const assumed = result.estimate !== undefined ? ` ${result.estimate.assumes}` : '';
+  const peak = (bytes: number) => `${predicted} peak reserved ${formatBytes(bytes)}.`;
   const keep = (reason: AdviceReason, because: string): Words => ({
     config: '',
     reason,
@@ -163,7 +169,7 @@ function wordsOf(result: TuneResult): Words {
         `; with the defaults, ${formatCount(defaults.failures)}.`,
       because:
         `The card's ${formatBytes(capOf(result.device))} holds the peak live bytes (${formatBytes(result.peakLiveBytes)}) ` +
-        'but not the rounding and fragmentation around them under any setting tried: it needs more memory, or fewer bytes live at the peak.',
+        `but not the rounding and fragmentation around them under any setting tried: it needs more memory, or fewer bytes live at the peak.${assumed}`,
       peakReservedBytes: defaults.peakReservedBytes,
       defaultsPeakReservedBytes: defaults.peakReservedBytes,
       savingBytes: 0,
@@ -183,10 +189,11 @@ function wordsOf(result: TuneResult): Words {
     const lowest = lowestOf(tried, defaults);
     return keep(
       'defaults-best',
-      lowest !== undefined && lowest.peakReservedBytes < defaults.peakReservedBytes
+      (lowest !== undefined && lowest.peakReservedBytes < defaults.peakReservedBytes
         ? `Of the ${formatCount(tried.length)} settings tried, the lowest, ${lowest.config} at ${formatBytes(lowest.peakReservedBytes)}, ` +
-            `is within ${formatPercent(TIE_TOLERANCE, 0)} of the defaults, and within ${formatPercent(TIE_TOLERANCE, 0)} the fewest keys win.`
-        : `Of the ${formatCount(tried.length)} settings tried, none is predicted below the defaults.`,
+          `is within ${formatPercent(TIE_TOLERANCE, 0)} of the defaults, and within ${formatPercent(TIE_TOLERANCE, 0)} the fewest keys win.`
+        : `Of the ${formatCount(tried.length)} settings tried, none is ${predicted.toLowerCase()} below the defaults.`) +
+        assumed,
     );
   }
   const against = like?.defaultsPeakReservedBytes ?? defaults.peakReservedBytes;
@@ -204,14 +211,15 @@ function wordsOf(result: TuneResult): Words {
       ...words,
       reason: 'fewer-failures',
       summary:
-        `No allocation fails, where ${formatCount(defaults.failures)} fail with the defaults; predicted peak reserved ` +
+        `No allocation fails, where ${formatCount(defaults.failures)} fail with the defaults; ${predicted.toLowerCase()} peak reserved ` +
         `${formatBytes(best.peakReservedBytes)} (the defaults: ${formatBytes(against)}).`,
       because:
-        'Failed allocations count first: a setting under which the recording runs on this card beats one under which it does not, whatever their peaks.',
+        'Failed allocations count first: a setting under which the recording runs on this card beats one under which it does not, whatever their peaks.' +
+        assumed,
     };
   }
   const summary =
-    `Predicted peak reserved ${formatBytes(best.peakReservedBytes)} instead of ${formatBytes(against)} with the defaults: ` +
+    `${predicted} peak reserved ${formatBytes(best.peakReservedBytes)} instead of ${formatBytes(against)} with the defaults: ` +
     `${formatBytes(saving)} saved (${formatPercent(against > 0 ? saving / against : 0)}).`;
   if (like !== undefined) {
     return {
@@ -228,8 +236,8 @@ function wordsOf(result: TuneResult): Words {
     reason: 'saves',
     summary,
     because:
-      `Of the ${formatCount(tried.length)} settings tried, the lowest predicted peak (within ${formatPercent(TIE_TOLERANCE, 0)} of it, ` +
-      'the fewest keys), it and the defaults replayed from the same start.',
+      `Of the ${formatCount(tried.length)} settings tried, the lowest ${predicted.toLowerCase()} peak (within ${formatPercent(TIE_TOLERANCE, 0)} of it, ` +
+      `the fewest keys), it and the defaults ${result.estimate !== undefined ? 'estimated from the same empty pool' : 'replayed from the same start'}.${assumed}`,
   };
 }
 
