@@ -209,7 +209,12 @@ async function made(snapshot: string, out: string, dropHistory: boolean): Promis
  * Every state dump to test on (see the module comment), the made ones written to `dir`: the
  * hand-built one, then those of `shared` (the traces folder) when it is there.
  */
-export async function stateDumpCases(dir: string, shared: string | null): Promise<DumpCase[]> {
+export async function stateDumpCases(
+  dir: string,
+  shared: string | null,
+  /** Which H100 recordings to make dumps of, by file name (all of them unless given). */
+  recordings = /./,
+): Promise<DumpCase[]> {
   const hand = join(dir, 'hand-built.json');
   writeFileSync(hand, JSON.stringify(handBuiltDump()));
   const cases: DumpCase[] = [
@@ -228,6 +233,7 @@ export async function stateDumpCases(dir: string, shared: string | null): Promis
     cases.push({ name, path, devices: expectedOf(dump) });
   }
   for (const name of files('pytorch-h100', /\.pickle(?:\.gz)?$/)) {
+    if (!recordings.test(name)) continue;
     const path = join(dir, `dump-of-${name.replace(/\.pickle(?:\.gz)?$/, '')}.json`);
     const dump = await made(join(shared, 'pytorch-h100', name), path, true);
     cases.push({ name: `dump of ${name}`, path, devices: expectedOf(dump) });

@@ -71,6 +71,11 @@ export interface Advice {
   readonly searched: string;
   /** Set when most of the saving comes from the device figures (it shrinks without a limit). */
   readonly deviceDependent?: string;
+  /**
+   * Set on a state dump: every figure is an estimate (`dump-estimate.ts`), which the words say with
+   * what it assumes.
+   */
+  readonly estimate?: true;
 }
 
 /** Bytes a pool may reserve on `device`: its memory, times its fraction. */
@@ -259,6 +264,7 @@ export function adviceOf(result: TuneResult): Advice {
           deviceDependent: `this saving comes from the device figures: without a memory limit it is ${formatBytes(result.unlimitedSavingBytes)}`,
         }
       : {}),
+    ...(result.estimate !== undefined ? { estimate: true as const } : {}),
   };
 }
 

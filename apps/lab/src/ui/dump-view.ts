@@ -43,7 +43,14 @@ export function dumpSection(workload: WorkloadData, w: number): HTMLElement {
   const estimate = dump.estimate;
   return h(
     'section',
-    { id: `workload-${w}`, class: 'state-dump', 'data-state-dump': 'true' },
+    {
+      id: `workload-${w}`,
+      class: 'state-dump',
+      'data-state-dump': 'true',
+      'data-reserved-bytes': String(dump.reservedBytes),
+      'data-allocated-bytes': String(dump.allocatedBytes),
+      'data-free-bytes': String(dump.freeBytes),
+    },
     h('h2', {}, workload.title),
     h('p', { class: 'muted' }, `${workload.description}.`),
     h('ul', { class: 'dump-lines' }, ...dump.lines.map((line) => h('li', {}, line))),
