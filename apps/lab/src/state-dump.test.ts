@@ -9,11 +9,12 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { findTracesDir } from '@allot/workloads/node';
+import { findTracesDir, readTraces } from '@allot/workloads/node';
 import { describe, expect, it } from 'vitest';
 import { handBuiltDump, stateDumpCases } from '../test/state-dumps';
-import type { Advice } from './analysis/advice';
+import { type Advice, adviceOf } from './analysis/advice';
 import type { DumpFigures } from './analysis/state-dump';
+import { tune } from './analysis/tune';
 import { lab } from './lab';
 import { EXIT_BAD_INPUT, EXIT_OK } from './options';
 import { Capture } from './test-capture';
@@ -136,5 +137,12 @@ describe('a state dump in the terminal', () => {
       /nothing-live\.json is a state dump with no live block \(20\.0 MiB reserved, all of it free\): nothing to estimate/,
     );
     expect(tuned.stdout).toBe('');
+    // The web app's tuner, which searches every trace it holds, keeps the defaults, saying why.
+    const [trace] = await readTraces(path);
+    const advice = adviceOf(tune(trace!));
+    expect(advice.config).toBe('');
+    expect(advice.because).toBe(
+      'No block is live in the dump: every reserved byte is free, so there is nothing to estimate under another setting.',
+    );
   });
 });

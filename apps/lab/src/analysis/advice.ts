@@ -150,6 +150,13 @@ function wordsOf(result: TuneResult): Words {
     savingBytes: 0,
     failures: defaults.failures,
   });
+  // A dump with no live block: no setting holds nothing in less (`tune` refuses it outright).
+  if (result.estimate !== undefined && result.estimate.blocks === 0) {
+    return keep(
+      'defaults-best',
+      'No block is live in the dump: every reserved byte is free, so there is nothing to estimate under another setting.',
+    );
+  }
   const tooSmall = cardTooSmall(result.peakLiveBytes, result.device);
   if (tooSmall !== null) {
     return {
