@@ -52,6 +52,7 @@ export {
   tune,
 } from './analysis/tune';
 export { adviseJob, type JobAdvice, type RankSettings } from './job/advice';
+export { type JobAdviceText, type JobRankNote, jobAdviceText } from './job/advice-text';
 export { jobCandidates } from './job/candidates';
 export {
   type FailedRankNote,

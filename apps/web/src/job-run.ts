@@ -8,6 +8,8 @@ import {
   cardTooSmall,
   type FailedRankNote,
   failedRankText,
+  type JobRankNote,
+  jobAdviceText,
   jobCandidates,
   parseAllocConf,
   type RankSettings,
@@ -34,6 +36,7 @@ export async function runJob(
   const candidates = jobCandidates(fraction !== undefined);
   const ranks: RankSettings[] = [];
   const failed: FailedRankNote[] = [];
+  const notes: JobRankNote[] = [];
   for (const { rank, trace: index } of request.ranks) {
     const trace = traces[index];
     if (trace === undefined) throw new Error(`rank ${rank}: no trace ${index}`);
@@ -63,6 +66,11 @@ export async function runJob(
       });
     }
     ranks.push({ rank, settings });
+    notes.push({
+      rank,
+      defaultsFailures: settings[candidates.indexOf('')]!.failures,
+      died: (trace.recordedOoms?.length ?? 0) > 0,
+    });
   }
   const advice = adviseJob(candidates, ranks);
   if (advice === null) {
@@ -76,9 +84,7 @@ export async function runJob(
     type: 'job-advised',
     seq,
     config: advice.config,
-    worst: advice.worst,
-    defaultsWorst: advice.defaultsWorst,
-    savingBytes: advice.savingBytes,
+    text: jobAdviceText(advice, notes),
     candidates: candidates.length,
     ranks: ranks.length,
     failed,

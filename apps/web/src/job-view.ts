@@ -285,16 +285,20 @@ export class JobView {
     const code = h('code', { 'data-testid': 'job-advice', 'data-config': message.config }, text);
     const copyButton = h('button', { type: 'button' }, 'Copy');
     copyButton.addEventListener('click', () => void copy(text, copyButton, code));
-    const saving =
-      message.config === ''
-        ? `PyTorch's defaults are already the best of ${message.candidates} settings for every rank.`
-        : `${settingName(message.config)}: the worst rank, ${message.worst.rank}, is predicted at ${formatBytes(message.worst.peakReservedBytes)} instead of ${formatBytes(message.defaultsWorst.peakReservedBytes)} (rank ${message.defaultsWorst.rank}) with the defaults: ${formatBytes(message.savingBytes)} saved.`;
     // The files that could not be read, and the ranks the engine could not replay on this card.
     const failed = [...this.failures(), ...message.failed].sort((a, b) => a.rank - b.rank);
     const left = failedRanksText(failed, message.ranks);
     this.answer.replaceChildren(
       h('p', { class: 'advice' }, code, ' ', copyButton),
-      h('p', { class: 'small' }, saving),
+      // `tune DIR`'s words: the verdict where it is more than the line above, then why.
+      ...(message.text.verdict === text
+        ? []
+        : [h('p', { class: 'small', 'data-testid': 'job-advice-verdict' }, message.text.verdict)]),
+      h(
+        'ul',
+        { class: 'small', 'data-testid': 'job-advice-reasons' },
+        ...message.text.reasons.map((reason) => h('li', {}, reason)),
+      ),
       ...(left === null
         ? []
         : [

@@ -15,6 +15,7 @@ import type {
   FailedRankNote,
   GroupBy,
   GrownGroup,
+  JobAdviceText,
   PoolState,
   Trace,
   TuneResult,
@@ -152,10 +153,8 @@ export type FromEngine =
       readonly seq: number;
       /** Canonical `PYTORCH_CUDA_ALLOC_CONF`, '' for PyTorch's defaults. */
       readonly config: string;
-      /** The worst rank under the setting, and under the defaults. */
-      readonly worst: { readonly rank: number; readonly peakReservedBytes: number };
-      readonly defaultsWorst: { readonly rank: number; readonly peakReservedBytes: number };
-      readonly savingBytes: number;
+      /** The verdict and its reasons, in `tune DIR`'s words. */
+      readonly text: JobAdviceText;
       readonly candidates: number;
       /** Ranks replayed. */
       readonly ranks: number;

@@ -30,7 +30,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
-import { streamTraces, WhatIfLab } from '@allot/lab/engine';
+import { type JobAdvice, jobAdviceText, streamTraces, WhatIfLab } from '@allot/lab/engine';
 import { reportData } from '@allot/lab/report';
 import { traceBrief } from '@allot/lab/ui';
 import { torchSnapshotChunks } from '@allot/workloads';
@@ -227,11 +227,28 @@ describe.skipIf(!hasChromium)('the web app in headless Chromium', () => {
         await page.getByTestId('job-advise').click();
         const advice = page.getByTestId('job-advice');
         await advice.waitFor({ timeout: 60_000 });
-        const expected = JSON.parse((await tuned).stdout) as { allocConf: string };
+        const expected = JSON.parse((await tuned).stdout) as {
+          allocConf: string;
+          advice: JobAdvice;
+          ranks: { rank: number; defaultsFailures: number; oom?: unknown }[];
+        };
         await expect(advice.getAttribute('data-config')).resolves.toBe(expected.allocConf);
         await expect(advice.textContent()).resolves.toBe(
           `PYTORCH_CUDA_ALLOC_CONF=${expected.allocConf}`,
         );
+        // Why, in tune DIR's words, from the CLI's own figures: the same saving and the same reason.
+        const { reasons } = jobAdviceText(
+          expected.advice,
+          expected.ranks.map((rank) => ({
+            rank: rank.rank,
+            defaultsFailures: rank.defaultsFailures,
+            died: rank.oom !== undefined,
+          })),
+        );
+        expect(reasons.length).toBeGreaterThan(0);
+        await expect(
+          page.locator('[data-testid="job-advice-reasons"] li').allTextContents(),
+        ).resolves.toEqual(reasons);
         await page.close();
         expect(problems).toEqual([]);
         expect(blocked).toEqual([]);

@@ -10,6 +10,7 @@ import {
   formatRatio,
   formatSignedPercent,
 } from '../units';
+import { jobAdviceText } from './advice-text';
 import { confText, settingGroupsText } from './job-notes';
 import { rankList } from './rank-name';
 import { FLAG_ERROR, FLAG_MATCH, type JobRank, type JobResults } from './results';
@@ -157,63 +158,23 @@ function deviceLine(job: JobResults): string {
   return `device: ${formatBytes(first.memory ?? 0)} of memory, ${fraction}; ${origin}`;
 }
 
-/** The setting for every rank (tune), in words. */
+/** The setting for every rank (tune), in words: the wording the job's page and the web app share. */
 export function adviceLines(job: JobResults): string[] {
-  const advice = job.advice;
   if (job.mixedSettings && !job.forced) {
     return [
       'Not tuned as one job: its ranks were recorded with different settings (--force tunes them as one).',
     ];
   }
-  if (!advice) return [];
-  const worst = advice.worst;
-  const before = advice.defaultsWorst;
-  const ruled = advice.ruledOut;
-  const lines: string[] = [];
-  if (advice.failures > 0) {
-    const defaults = job.ranks.reduce((sum, rank) => sum + (rank.defaultsFailures ?? 0), 0);
-    lines.push(
-      `Every setting searched fails allocations on some rank on this device: the memory is too small for the job.`,
-      `  the fewest failures: ${formatCount(advice.failures)} in all with ${advice.config === '' ? "PyTorch's defaults" : `PYTORCH_CUDA_ALLOC_CONF=${advice.config}`}` +
-        `, against ${formatCount(defaults)} with the defaults`,
-    );
-  } else if (advice.config === '') {
-    lines.push(
-      "PyTorch's defaults are already the best setting found for the job (keep PYTORCH_CUDA_ALLOC_CONF unset):",
-      `  worst rank ${before.rank}: predicted peak reserved ${formatBytes(before.peakReservedBytes)}`,
-    );
-  } else if (job.ranks.some((rank) => (rank.defaultsFailures ?? 0) > 0)) {
-    // The defaults fail on some rank: the setting is chosen for the failures it avoids, not a saving.
-    const failing = job.ranks.filter((rank) => (rank.defaultsFailures ?? 0) > 0);
-    const count = failing.reduce((sum, rank) => sum + rank.defaultsFailures!, 0);
-    lines.push(`PYTORCH_CUDA_ALLOC_CONF=${advice.config}`);
-    lines.push(
-      `  the defaults fail ${formatCount(count)} allocation${count === 1 ? '' : 's'} on rank${failing.length === 1 ? '' : 's'} ${rankList(failing.map((rank) => rank.rank))}; ` +
-        `this setting fails none, the worst rank ${worst.rank} at ${formatBytes(worst.peakReservedBytes)} peak reserved`,
-    );
-  } else {
-    lines.push(`PYTORCH_CUDA_ALLOC_CONF=${advice.config}`);
-    lines.push(
-      `  worst rank ${worst.rank}: predicted peak reserved ${formatBytes(worst.peakReservedBytes)}, against ${formatBytes(before.peakReservedBytes)} on rank ${before.rank} with the defaults: ` +
-        `${formatBytes(advice.savingBytes)} saved (${formatPercent(advice.savingFraction)})`,
-    );
-    lines.push('  no rank is predicted worse than with the defaults');
-  }
-  if (advice.failures === 0 && advice.config !== '') {
-    const died = job.ranks.filter((rank) => rank.oom !== undefined).map((rank) => rank.rank);
-    if (died.length > 0) {
-      lines.push(
-        `  it serves the requests that failed on rank${died.length === 1 ? '' : 's'} ${rankList(died)}: no rank runs out of memory under it`,
-      );
-    }
-  }
-  if (ruled.failing + ruled.worseOnARank > 0) {
-    lines.push(
-      `  ruled out: ${formatCount(ruled.failing)} settings that fail ${advice.failures > 0 ? 'more allocations' : 'allocations on a rank'}, ` +
-        `${formatCount(ruled.worseOnARank)} predicted worse than the defaults on a rank`,
-    );
-  }
-  return lines;
+  if (!job.advice) return [];
+  const { verdict, reasons } = jobAdviceText(
+    job.advice,
+    job.ranks.map((rank) => ({
+      rank: rank.rank,
+      defaultsFailures: rank.defaultsFailures ?? 0,
+      died: rank.oom !== undefined,
+    })),
+  );
+  return [verdict, ...reasons.map((reason) => `  ${reason}`)];
 }
 
 /** `tune DIR`: each rank under the defaults and under the job's setting, then the setting. */
