@@ -6,11 +6,11 @@
  * the memory by source line, and each setting's figure marked as an estimate with what it assumes.
  * One replay a dump; the shared files are skipped, with a message, when absent.
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { findTracesDir, readTraces } from '@allot/workloads/node';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { handBuiltDump, stateDumpCases } from '../test/state-dumps';
 import { type Advice, adviceOf } from './analysis/advice';
 import type { DumpFigures } from './analysis/state-dump';
@@ -30,6 +30,7 @@ const dir = mkdtempSync(join(tmpdir(), 'allot-lab-dumps-'));
 const shared = findTracesDir();
 if (shared === null) console.warn('state dumps of ../shared/traces skipped: not found');
 const cases = await stateDumpCases(dir, shared);
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 interface DumpWorkload {
   readonly id: string;
