@@ -3,8 +3,11 @@
  * files) that `tune` reads, `allot-lab tune FILE --json` and the report's data (`replay FILE --json`,
  * the `explain` the report draws) give the same advice: the same setting, the same saving, the same
  * reason, in the same words. The web app's tuner is checked against `tune --json` the same way
- * (`apps/web/test/advice-agreement.browser.test.ts`). Runs the built CLI; skips, with a message,
- * when the recordings are absent.
+ * (`apps/web/test/advice-agreement.browser.test.ts`). A state dump (a snapshot with no history,
+ * as the two `state-dump-*` files of the public folder are) is tuned too, on an estimate: its advice
+ * must agree the same way, and both must mark it an estimate and say what it assumes. A file `tune`
+ * refuses (exit status 2) is named and has no advice to compare. Runs the built CLI; skips, with a
+ * message, when the recordings are absent.
  */
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -45,6 +48,7 @@ function essence(advice: Advice) {
     savingBytes,
     peakReservedBytes,
     defaultsPeakReservedBytes: advice.defaultsPeakReservedBytes,
+    estimate: advice.estimate ?? false,
   };
 }
 
@@ -84,6 +88,8 @@ describe.skipIf(files.length === 0 || !existsSync(cli))('tune --json and the rep
     // The paragraph the report shows (and replay prints under its table) says it in those words.
     expect(report.explain.diagnosis.advice).toContain(search.advice.summary);
     expect(report.explain.diagnosis.advice).toContain(search.advice.because);
+    if (search.advice.estimate)
+      expect(search.advice.because).toContain('An estimate, not a replay');
     // Its figures add up: the saving is the defaults' figure it names, less the setting's.
     const { advice } = search;
     expect(advice.savingBytes).toBe(

@@ -76,8 +76,21 @@ describe('allot-lab', () => {
     expect(malformed.status).toBe(EXIT_BAD_INPUT);
     expect(malformed.stderr).toMatch(/bad\.trace:2: expected Free\(k\) of a live block/);
     writeFileSync(join(dir, 'unknown.txt'), 'hello\n');
-    expect((await run(['replay', 'unknown.txt'], dir)).stderr).toMatch(
-      /unknown\.txt:1: expected a PyTorch memory snapshot/,
+    const unknown = await run(['replay', 'unknown.txt'], dir);
+    expect(unknown.status).toBe(EXIT_BAD_INPUT);
+    expect(unknown.stderr).toMatch(
+      /unknown\.txt: not a PyTorch memory snapshot, .* it is text whose first line is "hello"/,
+    );
+    writeFileSync(join(dir, 'empty.pickle'), '');
+    expect((await run(['replay', 'empty.pickle'], dir)).stderr).toMatch(
+      /empty\.pickle: not a PyTorch memory snapshot, .* it is an empty file\n$/,
+    );
+    writeFileSync(
+      join(dir, 'image.pickle'),
+      Buffer.from([0x89, 0x50, 0x4e, 0x47, 13, 10, 26, 10, 0, 0xff]),
+    );
+    expect((await run(['replay', 'image.pickle'], dir)).stderr).toMatch(
+      /image\.pickle: .* it is a file that starts with bytes 89 50 4E 47 0D 0A 1A 0A …: a PNG image\n$/,
     );
   });
 

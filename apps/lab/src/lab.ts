@@ -15,6 +15,7 @@ import { join, resolve } from 'node:path';
 import { type Trace, trainingLoop } from '@allot/workloads';
 import { adviceOf } from './analysis/advice';
 import { describeDevice } from './analysis/device';
+import { estimateBasis, isStateDump } from './analysis/dump-estimate';
 import { ALL_ROWS, findRow, type LabRow, ROWS, TUNED_ROW, tuningOf } from './analysis/registry';
 import { segmentCalls, type TuneResult, tune } from './analysis/tune';
 import { capacities } from './capacity';
@@ -25,7 +26,13 @@ import { checkMemoryHoldsTrace, checkOutFolder, readTraceFiles } from './input';
 import { jobCommand, mergeCommand } from './job/command';
 import { isJob as isJobInput } from './job/layout';
 import { oomCommand } from './oom-command';
-import { EXIT_FAILED_ALLOCATIONS, EXIT_OK, type LabOptions, parseArguments } from './options';
+import {
+  EXIT_FAILED_ALLOCATIONS,
+  EXIT_OK,
+  type LabOptions,
+  parseArguments,
+  UsageError,
+} from './options';
 import { progressReporter } from './progress';
 import { recordCommand } from './record/command';
 import { describeTrace, replayRows } from './replay-rows';
@@ -203,6 +210,13 @@ function listText(): string {
 
 function tuneCommand(trace: Trace, options: LabOptions, io: LabIo): number {
   checkMemoryHoldsTrace(trace, options.memory, options.fraction);
+  const basis = estimateBasis(trace);
+  if (basis !== undefined && basis.blocks === 0) {
+    throw new UsageError(
+      `${trace.name} is a state dump with no live block (${formatBytes(dumpReserved(trace))} reserved, all of it free): ` +
+        'nothing to estimate under any setting',
+    );
+  }
   const progress = progressReporter({
     quiet: options.quiet,
     stream: io.stderr as NodeJS.WriteStream,
@@ -223,10 +237,14 @@ function tuneCommand(trace: Trace, options: LabOptions, io: LabIo): number {
     return status;
   }
   const lines = [
-    `${trace.name}: ${formatCount(trace.length)} events, peak live ${formatBytes(result.peakLiveBytes)}` +
-      (trace.start ? ' (starting state included)' : ''),
+    basis !== undefined
+      ? `${trace.name}: a state dump, ${formatCount(basis.blocks)} live blocks (${formatBytes(basis.bytes)} requested) ` +
+        `in ${formatBytes(dumpReserved(trace))} reserved; every figure below is an estimate`
+      : `${trace.name}: ${formatCount(trace.length)} events, peak live ${formatBytes(result.peakLiveBytes)}` +
+        (trace.start ? ' (starting state included)' : ''),
     assumption,
     `searched ${result.tried.length} settings; figures in torch.cuda.memory_stats() units (reserved_bytes.all.peak)`,
+    ...(basis !== undefined ? [basis.assumes] : []),
     '',
   ];
   const table = [['setting', 'peak reserved', 'ratio', 'segments', 'failed']];
@@ -271,6 +289,7 @@ function tuneCommand(trace: Trace, options: LabOptions, io: LabIo): number {
 function reportTuning(trace: Trace, options: LabOptions, io: LabIo): { tuning?: TuneResult } {
   const format = trace.meta.format;
   if (format !== 'torch-snapshot' && format !== 'torch-profiler') return {};
+  if (isStateDump(trace) && trace.length === 0) return {};
   if (!options.allocators.includes(TUNED_ROW)) return {};
   const progress = progressReporter({
     quiet: options.quiet,
@@ -283,6 +302,13 @@ function reportTuning(trace: Trace, options: LabOptions, io: LabIo): { tuning?: 
   });
   progress.done();
   return { tuning };
+}
+
+/** A state dump's reserved bytes: its segments'. */
+function dumpReserved(trace: Trace): number {
+  let bytes = 0;
+  for (const segment of trace.dump?.segments ?? []) bytes += segment.size;
+  return bytes;
 }
 
 /** The device line of `tune`: what the search assumed, and where it came from. */

@@ -7,9 +7,11 @@ import {
   type RecordedSegment,
   summarizeTrace,
   type Trace,
+  type TraceSummary,
   type TrainingBudget,
 } from '@allot/workloads';
 import { type DeviceModel, replayDevice } from './analysis/device';
+import { isStateDump } from './analysis/dump-estimate';
 import { type Explanation, explainWorkload } from './analysis/explain';
 import { measureRow, type RowResult } from './analysis/measure';
 import { oomProbes } from './analysis/oom-probes';
@@ -23,6 +25,7 @@ import {
   watchesReleases,
 } from './analysis/releases';
 import { beginReplay } from './analysis/row-instance';
+import { type DumpFigures, dumpFigures, explainDump } from './analysis/state-dump';
 import { runPool, type TuneResult } from './analysis/tune';
 
 /** PyTorch's own figures recorded in a trace file, set beside a replay's. */
@@ -116,6 +119,11 @@ export interface WorkloadResult {
   readonly rows: RowResult[];
   /** What the report shows beyond the table: timeline, peak, diagnosis (see analysis/explain.ts). */
   readonly explain?: Explanation;
+  /**
+   * A state dump's answer (see analysis/state-dump.ts): its segments in figures, and what the same
+   * live blocks need under each setting, an estimate. Its rows are those estimates.
+   */
+  readonly dump?: DumpFigures;
 }
 
 /** A figure the project holds itself to, checked on this run. */
@@ -200,8 +208,16 @@ export function runWorkloads(
   measure: { readonly skipTiming?: boolean; readonly memo?: RowMemo } = {},
 ): WorkloadResult[] {
   const { memo, ...timing } = measure;
+  // A state dump is answered by the caching rows alone, each an estimate, untimed (a few blocks
+  // allocated once: no figure to time).
+  const rowsOf = (input: WorkloadInput) => {
+    const all = [...rows, ...(input.extraRows ?? [])];
+    if (!isStateDump(input.trace)) return all;
+    // With no live block, there is nothing to estimate.
+    return input.trace.length > 0 ? all.filter((row) => row.kind === 'pool') : [];
+  };
   let total = 0;
-  for (const input of inputs) total += rows.length + (input.extraRows?.length ?? 0);
+  for (const input of inputs) total += rowsOf(input).length;
   let done = 0;
   return inputs.map((input) => {
     const { trace } = input;
@@ -209,9 +225,10 @@ export function runWorkloads(
     const profile = profileOf(trace);
     const results: RowResult[] = [];
     const figures = torchFigures(trace.meta);
+    const dump = isStateDump(trace);
     // The recorded row's sampled pass is the replay that tells the recording's releases apart.
     let watch: ReleaseWatch | undefined;
-    for (const row of [...rows, ...(input.extraRows ?? [])]) {
+    for (const row of rowsOf(input)) {
       progress?.(done, total, `${input.id} × ${row.name}`);
       const rowDevice = replayDevice(trace, device);
       const watches =
@@ -223,6 +240,7 @@ export function runWorkloads(
         const rowWatch = watches ? new ReleaseWatch(trace, figures.peakReservedBytes!) : undefined;
         const result = measureRow(trace, row, profile, capacity, {
           ...timing,
+          ...(dump ? { skipTiming: true } : {}),
           device: rowDevice,
           ...(rowWatch ? { beforeRelease: rowWatch.before.bind(rowWatch) } : {}),
         });
@@ -232,6 +250,7 @@ export function runWorkloads(
       results.push(memo ? memo(trace, row, measured) : measured());
       done++;
     }
+    if (dump) return dumpResult(input, results, summary, figures, tuningFor(input, rows, device));
     const recorded = results.find((row) => row.allocator === input.recordedRow);
     const released =
       figures?.peakReservedBytes !== undefined
@@ -267,16 +286,7 @@ export function runWorkloads(
         ? { ...withFidelity, oom: ooms[0]!, recordedOoms: ooms }
         : withFidelity;
     return {
-      id: input.id,
-      title: input.title,
-      description: input.description,
-      events: summary.events,
-      allocs: summary.allocs,
-      frees: summary.frees,
-      peakLiveBytes: summary.peakLiveBytes,
-      peakLiveBlocks: summary.peakLiveBlocks,
-      maxSize: summary.maxSize,
-      meta: trace.meta,
+      ...headerOf(input, summary),
       ...(input.budget ? { budget: input.budget } : {}),
       ...(torch ? { torch } : {}),
       rows: results,
@@ -289,6 +299,44 @@ export function runWorkloads(
       }),
     };
   });
+}
+
+/** What a workload's result says of its input before any replay: its names and its figures. */
+function headerOf(input: WorkloadInput, summary: TraceSummary) {
+  return {
+    id: input.id,
+    title: input.title,
+    description: input.description,
+    events: summary.events,
+    allocs: summary.allocs,
+    frees: summary.frees,
+    peakLiveBytes: summary.peakLiveBytes,
+    peakLiveBlocks: summary.peakLiveBlocks,
+    maxSize: summary.maxSize,
+    meta: input.trace.meta,
+  };
+}
+
+/** A state dump's result: its rows are estimates, and its answer the dump's own figures. */
+function dumpResult(
+  input: WorkloadInput,
+  rows: RowResult[],
+  summary: TraceSummary,
+  torch: TorchFigures | undefined,
+  tuning: { tuning?: TuneResult },
+): WorkloadResult {
+  const { trace } = input;
+  const dump = dumpFigures(trace, rows, input.recordedRow);
+  return {
+    ...headerOf(input, summary),
+    ...(torch ? { torch } : {}),
+    rows,
+    explain: explainDump(trace, dump, {
+      ...(input.recordedRow !== undefined ? { recordedRow: input.recordedRow } : {}),
+      ...tuning,
+    }),
+    dump,
+  };
 }
 
 /**
@@ -317,6 +365,7 @@ function tuningFor(
 ): { tuning?: TuneResult } {
   if (input.tuning !== undefined) return { tuning: input.tuning };
   if (!rows.some((row) => row.name === TUNED_ROW)) return {};
+  if (isStateDump(input.trace) && input.trace.length === 0) return {};
   return { tuning: tuningOf(input.trace, replayDevice(input.trace, device)) };
 }
 
@@ -494,6 +543,7 @@ export function summaryOf(results: LabResults): unknown {
         ...(workload.explain.advice ? { advice: workload.explain.advice } : {}),
         peak: workload.explain.peak,
       },
+      ...(workload.dump ? { dump: { ...workload.dump, layout: undefined } } : {}),
     })),
   };
 }

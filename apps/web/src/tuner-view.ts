@@ -158,6 +158,16 @@ export class TunerView {
       'div',
       { class: 'search', 'data-testid': 'tuner-search' },
       h('h3', {}, search.trace, h('span', { class: 'muted small' }, ` ${status}`)),
+      // A state dump's figures are estimates: said above the table, what they assume below it.
+      ...(search.advice?.estimate
+        ? [
+            h(
+              'p',
+              { class: 'small estimated', 'data-testid': 'tuner-estimated' },
+              'Every figure is an estimate: the dump’s live blocks placed into an empty pool (the advice says how).',
+            ),
+          ]
+        : []),
       h(
         'table',
         { class: 'tried' },

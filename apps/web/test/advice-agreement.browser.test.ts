@@ -3,8 +3,10 @@
  * and the public files) that `tune` reads, dropped on the app at once, at 1280 and at 390 px: the
  * tuner's advice for each is `allot-lab tune FILE --json`'s, the same setting, saving and reason in
  * the same words, and the app's report says it too. (`apps/lab/src/advice-agreement.test.ts` checks
- * the report file's data against `tune --json`.) Skips, with a message, without Chromium or the
- * recordings.
+ * the report file's data against `tune --json`.) A state dump (the public `state-dump-*` files) is
+ * tuned on an estimate: the same words, which say what it assumes, and the tuner marks its figures
+ * as estimates. A file `tune` refuses (exit status 2) is left out. Skips, with a message, without
+ * Chromium or the recordings.
  */
 import { type ChildProcess, execFile } from 'node:child_process';
 import { promisify } from 'node:util';
@@ -106,6 +108,10 @@ describe.skipIf(!hasChromium || files.length === 0)('the app’s advice against 
         for (const words of [advice.summary, advice.because]) expect(text).toContain(words);
         if (advice.config !== null && advice.config !== '')
           expect(text).toContain(`PYTORCH_CUDA_ALLOC_CONF=${advice.config}`);
+        if (advice.estimate) {
+          const search = page.locator('[data-testid="tuner-search"]', { has: shown });
+          await expect(search.getByTestId('tuner-estimated').count()).resolves.toBe(1);
+        }
       }
       // The app's report says each in the same words, once it has replayed with every search.
       const paragraphs = page.locator('#report li.advice');

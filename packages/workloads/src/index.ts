@@ -79,6 +79,7 @@ export {
   type TraceSource,
   webGunzip,
 } from './readers/trace-stream';
+export { UnknownFormatError } from './readers/unknown-format';
 export {
   NOT_LIVE,
   Replayer,
@@ -89,6 +90,9 @@ export {
 } from './replay';
 export {
   DEFAULT_MAX_EVENTS,
+  type DumpBlock,
+  type DumpBlockState,
+  type DumpSegment,
   EventKind,
   peakLiveBytes,
   type RecordedOom,
@@ -98,6 +102,7 @@ export {
   type StartBlock,
   type StartSegment,
   type StartState,
+  type StateDump,
   summarizeTrace,
   type Trace,
   TraceBuilder,

@@ -105,6 +105,55 @@ export interface Trace {
   readonly recordedReserved?: Float64Array;
   /** Stack frames of allocations by block id, innermost first, when the recording has them. */
   readonly frames?: ReadonlyMap<number, readonly StackFrame[]>;
+  /**
+   * A state dump's segments and blocks: a PyTorch snapshot whose device recorded no allocation
+   * (`torch.cuda.memory._snapshot()` without `_record_memory_history`, or at an out-of-memory
+   * error). Such a trace has no history to replay: its events allocate the dump's live blocks, one
+   * each, in address order, and it has no {@link start}, so an allocator that replays it places
+   * those blocks from empty: an estimate of what the same blocks need, not a replay.
+   */
+  readonly dump?: StateDump;
+}
+
+/** What a state dump holds (see {@link Trace.dump}). */
+export interface StateDump {
+  /** Segments at the moment of the dump, in address order, every block of each (free ones too). */
+  readonly segments: readonly DumpSegment[];
+  /** Entries the device's trace holds, none an allocation (a `snapshot` mark, a segment freed). */
+  readonly entries: number;
+}
+
+/** A segment of a state dump. */
+export interface DumpSegment {
+  /** Address as recorded. */
+  readonly address: number;
+  /** Bytes reserved (`total_size`; for an expandable segment, the bytes mapped). */
+  readonly size: number;
+  readonly pool: 'small' | 'large';
+  /** Dense stream id, as in {@link Trace.stream}. */
+  readonly stream: number;
+  readonly expandable: boolean;
+  /** Its blocks, in address order. */
+  readonly blocks: readonly DumpBlock[];
+}
+
+/**
+ * A block of a state dump: `allocated` (a tensor's, `active_allocated`), `pending-free` (freed by
+ * the program, still in use by another stream: `active_pending_free`) or `free` (cached, `inactive`).
+ */
+export type DumpBlockState = 'allocated' | 'pending-free' | 'free';
+
+/** A block of a {@link DumpSegment}. */
+export interface DumpBlock {
+  /** Bytes from the segment's address. */
+  readonly offset: number;
+  /** Bytes of the block (rounded, as the allocator holds it). */
+  readonly size: number;
+  /** Bytes requested (the block's size when not recorded). */
+  readonly requested: number;
+  readonly state: DumpBlockState;
+  /** Block id of its allocation in the trace (a live block's), -1 for a free block. */
+  readonly id: number;
 }
 
 /** One frame of a recorded stack (PyTorch's `{filename, line, name}`). */

@@ -19,6 +19,9 @@
  * restoring that cache, the advice against the defaults from the same start (`tune.ts`,
  * `likeForLike`). The reason says which, and gives the other figure, so the numbers add up beside
  * the table.
+ *
+ * On a state dump every figure is an estimate (`dump-estimate.ts`): the words say `Estimated`, and
+ * the reason ends with what the estimate assumes.
  */
 import { formatBytes, formatCount, formatPercent, settingName } from '../units';
 import { type DeviceModel, describeDevice } from './device';
@@ -68,6 +71,11 @@ export interface Advice {
   readonly searched: string;
   /** Set when most of the saving comes from the device figures (it shrinks without a limit). */
   readonly deviceDependent?: string;
+  /**
+   * Set on a state dump: every figure is an estimate (`dump-estimate.ts`), which the words say with
+   * what it assumes.
+   */
+  readonly estimate?: true;
 }
 
 /** Bytes a pool may reserve on `device`: its memory, times its fraction. */
@@ -127,7 +135,10 @@ const KEEP = "Keep PYTORCH_CUDA_ALLOC_CONF unset: PyTorch's defaults are the bes
 function wordsOf(result: TuneResult): Words {
   const { defaults, tried } = result;
   const best = recommendedRun(result);
-  const peak = (bytes: number) => `Predicted peak reserved ${formatBytes(bytes)}.`;
+  // A state dump's figures are estimates, said so with their assumption (`dump-estimate.ts`).
+  const predicted = result.estimate !== undefined ? 'Estimated' : 'Predicted';
+  const assumed = result.estimate !== undefined ? ` ${result.estimate.assumes}` : '';
+  const peak = (bytes: number) => `${predicted} peak reserved ${formatBytes(bytes)}.`;
   const keep = (reason: AdviceReason, because: string): Words => ({
     config: '',
     reason,
@@ -139,6 +150,13 @@ function wordsOf(result: TuneResult): Words {
     savingBytes: 0,
     failures: defaults.failures,
   });
+  // A dump with no live block: no setting holds nothing in less (`tune` refuses it outright).
+  if (result.estimate !== undefined && result.estimate.blocks === 0) {
+    return keep(
+      'defaults-best',
+      'No block is live in the dump: every reserved byte is free, so there is nothing to estimate under another setting.',
+    );
+  }
   const tooSmall = cardTooSmall(result.peakLiveBytes, result.device);
   if (tooSmall !== null) {
     return {
@@ -163,7 +181,7 @@ function wordsOf(result: TuneResult): Words {
         `; with the defaults, ${formatCount(defaults.failures)}.`,
       because:
         `The card's ${formatBytes(capOf(result.device))} holds the peak live bytes (${formatBytes(result.peakLiveBytes)}) ` +
-        'but not the rounding and fragmentation around them under any setting tried: it needs more memory, or fewer bytes live at the peak.',
+        `but not the rounding and fragmentation around them under any setting tried: it needs more memory, or fewer bytes live at the peak.${assumed}`,
       peakReservedBytes: defaults.peakReservedBytes,
       defaultsPeakReservedBytes: defaults.peakReservedBytes,
       savingBytes: 0,
@@ -183,10 +201,11 @@ function wordsOf(result: TuneResult): Words {
     const lowest = lowestOf(tried, defaults);
     return keep(
       'defaults-best',
-      lowest !== undefined && lowest.peakReservedBytes < defaults.peakReservedBytes
+      (lowest !== undefined && lowest.peakReservedBytes < defaults.peakReservedBytes
         ? `Of the ${formatCount(tried.length)} settings tried, the lowest, ${lowest.config} at ${formatBytes(lowest.peakReservedBytes)}, ` +
-            `is within ${formatPercent(TIE_TOLERANCE, 0)} of the defaults, and within ${formatPercent(TIE_TOLERANCE, 0)} the fewest keys win.`
-        : `Of the ${formatCount(tried.length)} settings tried, none is predicted below the defaults.`,
+          `is within ${formatPercent(TIE_TOLERANCE, 0)} of the defaults, and within ${formatPercent(TIE_TOLERANCE, 0)} the fewest keys win.`
+        : `Of the ${formatCount(tried.length)} settings tried, none is ${predicted.toLowerCase()} below the defaults.`) +
+        assumed,
     );
   }
   const against = like?.defaultsPeakReservedBytes ?? defaults.peakReservedBytes;
@@ -204,14 +223,15 @@ function wordsOf(result: TuneResult): Words {
       ...words,
       reason: 'fewer-failures',
       summary:
-        `No allocation fails, where ${formatCount(defaults.failures)} fail with the defaults; predicted peak reserved ` +
+        `No allocation fails, where ${formatCount(defaults.failures)} fail with the defaults; ${predicted.toLowerCase()} peak reserved ` +
         `${formatBytes(best.peakReservedBytes)} (the defaults: ${formatBytes(against)}).`,
       because:
-        'Failed allocations count first: a setting under which the recording runs on this card beats one under which it does not, whatever their peaks.',
+        'Failed allocations count first: a setting under which the recording runs on this card beats one under which it does not, whatever their peaks.' +
+        assumed,
     };
   }
   const summary =
-    `Predicted peak reserved ${formatBytes(best.peakReservedBytes)} instead of ${formatBytes(against)} with the defaults: ` +
+    `${predicted} peak reserved ${formatBytes(best.peakReservedBytes)} instead of ${formatBytes(against)} with the defaults: ` +
     `${formatBytes(saving)} saved (${formatPercent(against > 0 ? saving / against : 0)}).`;
   if (like !== undefined) {
     return {
@@ -228,8 +248,8 @@ function wordsOf(result: TuneResult): Words {
     reason: 'saves',
     summary,
     because:
-      `Of the ${formatCount(tried.length)} settings tried, the lowest predicted peak (within ${formatPercent(TIE_TOLERANCE, 0)} of it, ` +
-      'the fewest keys), it and the defaults replayed from the same start.',
+      `Of the ${formatCount(tried.length)} settings tried, the lowest ${predicted.toLowerCase()} peak (within ${formatPercent(TIE_TOLERANCE, 0)} of it, ` +
+      `the fewest keys), it and the defaults ${result.estimate !== undefined ? 'estimated from the same empty pool' : 'replayed from the same start'}.${assumed}`,
   };
 }
 
@@ -251,6 +271,7 @@ export function adviceOf(result: TuneResult): Advice {
           deviceDependent: `this saving comes from the device figures: without a memory limit it is ${formatBytes(result.unlimitedSavingBytes)}`,
         }
       : {}),
+    ...(result.estimate !== undefined ? { estimate: true as const } : {}),
   };
 }
 

@@ -18,7 +18,8 @@
  * 80 GiB device without a fraction, which the output states. The garbage-collection knob is searched only under a fraction (elsewhere PyTorch
  * ignores it). Every figure includes the trace's starting state, in `memory_stats()` units. On a
  * card smaller than the trace's peak live bytes every setting fails, so only the defaults are
- * replayed (`advice.ts` advises nothing then).
+ * replayed (`advice.ts` advises nothing then). On a state dump, which has no history, every run is
+ * an estimate (`dump-estimate.ts`): its live blocks allocated into an empty pool.
  */
 import {
   type AllocatorSettings,
@@ -28,6 +29,7 @@ import {
 } from '@allot/caching';
 import { peakLiveBytes, type Replayer, type Trace } from '@allot/workloads';
 import { type DeviceModel, type SearchDevice, searchDevice, UNLIMITED_DEVICE } from './device';
+import { type DumpEstimateBasis, estimateBasis } from './dump-estimate';
 import { oomProbes } from './oom-probes';
 import { EXPANDABLE_SETTINGS, poolInstance, sameRegime } from './pool-instance';
 import { beginReplay, type SegmentDecisions } from './row-instance';
@@ -169,6 +171,11 @@ export interface TuneResult extends SearchDevice {
    * the live blocks only. Both rows from that same start, and what the saving is made of.
    */
   readonly likeForLike?: LikeForLike;
+  /**
+   * Set on a state dump (`Trace.dump`): every run is an estimate, the dump's live blocks allocated
+   * into an empty pool, and this says what it assumed (`dump-estimate.ts`).
+   */
+  readonly estimate?: DumpEstimateBasis;
 }
 
 /** See {@link TuneResult.likeForLike}. */
@@ -249,6 +256,7 @@ export function tune(trace: Trace, options: TuneOptions = {}): TuneResult {
       ? 0
       : runPool(trace, DEFAULT_SETTINGS).peakReservedBytes -
         runPool(trace, best.settings).peakReservedBytes;
+  const estimate = estimateBasis(trace);
   return {
     device,
     origin,
@@ -260,6 +268,7 @@ export function tune(trace: Trace, options: TuneOptions = {}): TuneResult {
     savingFraction: base > 0 ? savingBytes / base : 0,
     unlimitedSavingBytes,
     ...(likeForLike !== undefined ? { likeForLike } : {}),
+    ...(estimate !== undefined ? { estimate } : {}),
   };
 }
 

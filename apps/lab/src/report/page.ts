@@ -15,9 +15,17 @@ import type { OomFigures } from '../analysis/post-mortem';
 import { searchedKnobs, TUNED_ROW } from '../analysis/registry';
 import { canonicalOf } from '../replay-rows';
 import type { LabResults, WorkloadResult } from '../run';
-import type { ExplainData, ReportData, WorkloadData } from '../ui/report-data';
+import type { DumpData, ExplainData, ReportData, WorkloadData } from '../ui/report-data';
 import { formatCount, settingName } from '../units';
 import { budgetLines } from '../workloads';
+import {
+  dumpSummary,
+  estimateTable,
+  NO_LIVE_BLOCK,
+  NO_STACKS,
+  ownEstimateLine,
+  segmentTable,
+} from './dump-text';
 import { stackTreeData } from './stack-data';
 import { oomLines, TABLE_HEADER, tableRows } from './tables';
 import { textTable } from './text-table';
@@ -169,6 +177,26 @@ function workloadData(workload: WorkloadResult): WorkloadData {
     ),
     oomLayouts: oomLayouts(workload.torch?.oom),
     explain: workload.explain ? explainData(workload.explain) : null,
+    dump: workload.dump ? dumpData(workload) : null,
+  };
+}
+
+/** A state dump's page data: its lines and tables as the terminal prints them, and its layout. */
+function dumpData(workload: WorkloadResult): DumpData {
+  const dump = workload.dump!;
+  const stacked = (workload.explain?.peak.bySource.length ?? 0) > 0;
+  return {
+    lines: [...dumpSummary(workload), ...(dump.estimate.blocks === 0 ? [NO_LIVE_BLOCK] : [])],
+    reservedBytes: dump.reservedBytes,
+    allocatedBytes: dump.allocatedBytes,
+    freeBytes: dump.freeBytes,
+    segmentTable: segmentTable(dump),
+    noStacks: stacked ? null : NO_STACKS.replace(/^who holds the memory: /, ''),
+    estimate:
+      dump.estimate.rows.length > 0
+        ? { assumes: dump.estimate.assumes, table: estimateTable(dump), own: ownEstimateLine(dump) }
+        : null,
+    layout: dump.layout,
   };
 }
 

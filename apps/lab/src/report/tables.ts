@@ -5,6 +5,7 @@ import type { OomFigures } from '../analysis/post-mortem';
 import { TUNED_ROW } from '../analysis/registry';
 import type { Fidelity, LabResults, WorkloadResult } from '../run';
 import { formatBytes, formatColumns, formatCount, formatPercent, formatRatio } from '../units';
+import { dumpLines } from './dump-text';
 import { postMortemLines } from './post-mortem-text';
 
 export { formatColumns };
@@ -60,8 +61,9 @@ export function tableRows(workload: WorkloadResult): string[][] {
   return rows;
 }
 
-/** The table of one workload, with its title lines. */
+/** The table of one workload, with its title lines (a state dump: its own answer, `dump-text.ts`). */
 export function formatWorkload(workload: WorkloadResult): string {
+  if (workload.dump) return dumpLines(workload, holderLines(workload, 'at the dump')).join('\n');
   const lines: string[] = [];
   lines.push(`${workload.title}`);
   lines.push(`  ${workload.description}`);
@@ -119,8 +121,8 @@ export function formatWorkload(workload: WorkloadResult): string {
   return lines.join('\n');
 }
 
-/** Who holds the memory at the peak, by source line, when the trace has stacks. */
-function holderLines(workload: WorkloadResult): string[] {
+/** Who holds the memory at the peak (`at`), by source line, when the trace has stacks. */
+function holderLines(workload: WorkloadResult, at = 'at the peak'): string[] {
   const peak = workload.explain?.peak;
   if (peak === undefined || peak.bySource.length === 0) return [];
   const cells = peak.bySource.map((holder, i) => [
@@ -131,7 +133,7 @@ function holderLines(workload: WorkloadResult): string[] {
   ]);
   return [
     '',
-    `  who holds the memory at the peak (${formatBytes(peak.liveBytes)} live), by the innermost ` +
+    `  who holds the memory ${at} (${formatBytes(peak.liveBytes)} live), by the innermost ` +
       'frame of your own code in each block’s stack (else what made the block):',
     ...formatColumns(cells).map((line, i) => `    ${line}  ${peak.bySource[i]!.frame}`),
   ];
@@ -229,10 +231,13 @@ export function fidelityLines(f: Fidelity): string[] {
 export function formatResults(results: LabResults, reportPath: string | null): string {
   const parts = results.workloads.map(formatWorkload);
   const footer: string[] = [];
-  footer.push(
-    'peak reserved: the high-water mark for ranges (first/best/good fit, buddy, slab+best-fit), ' +
-      'bytes held from the source for the caching pools; ratio = peak reserved / peak live.',
-  );
+  // A state dump prints no table of its own kind: the note on the table's figures is for the others.
+  if (results.workloads.some((workload) => workload.dump === undefined)) {
+    footer.push(
+      'peak reserved: the high-water mark for ranges (first/best/good fit, buddy, slab+best-fit), ' +
+        'bytes held from the source for the caching pools; ratio = peak reserved / peak live.',
+    );
+  }
   if (results.workloads.some((w) => w.rows.some((row) => row.allocator === TUNED_ROW))) {
     footer.push(
       `${TUNED_ROW}: the setting allot-lab tune recommends for the trace (in brackets), the one the recommendation names.`,

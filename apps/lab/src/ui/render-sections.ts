@@ -7,6 +7,7 @@
  *  data ─► sections.ts: the text and tables, with places for ─► charts.ts: memory, fragmentation
  *                                                              timeline.ts: the active memory
  *                                                              layouts.ts: the pool at the peak
+ *       ─► dump-view.ts: a state dump's section ───────────────► segment-map.ts: its segments to scale
  * ```
  *
  * Charts are drawn to the page's width, again when the window's width changes, and again on the
@@ -18,6 +19,7 @@ import { formatPercent } from '../units';
 import type { Axis } from './axes';
 import { type ChartRecord, fragmentationChart, memoryChart, rowName } from './charts';
 import { h } from './dom';
+import { dumpSection } from './dump-view';
 import { drawLayouts } from './layouts';
 import type { ReportData, WorkloadData } from './report-data';
 import {
@@ -27,6 +29,7 @@ import {
   targetsSection,
   workloadSection,
 } from './sections';
+import { drawSegmentMap, type SegmentMapHandle } from './segment-map';
 import { keepSettingNamesWhole } from './setting-names';
 import { drawTimeline, type Listen, type TimelineHandle } from './timeline';
 import { Tooltip } from './tooltip';
@@ -41,6 +44,8 @@ export interface RenderOptions {
 export interface LabReportHandles {
   charts: { memory: ChartRecord }[];
   timelines: TimelineHandle[];
+  /** A state dump's segment map, by workload index. */
+  segmentMaps: SegmentMapHandle[];
 }
 
 declare global {
@@ -100,6 +105,7 @@ export function renderSections(
     cleanups.push(() => target.removeEventListener(type, listener as EventListener));
   };
   const timed = data.workloads.some((workload) => workload.explain?.gridSeconds !== undefined);
+  const recordings = data.workloads.filter((workload) => workload.dump === null);
   const tip = h('div', { id: 'lab-tooltip', role: 'tooltip' });
   const tooltip = new Tooltip(tip);
   // Keep the page where it is while the sections are replaced.
@@ -107,16 +113,28 @@ export function renderSections(
   root.replaceChildren(
     ...(header ? headerSection(data.run) : []),
     ...(timed ? [axisToggle()] : []),
-    ...introduction(data.tuned, data.workloads),
-    ...data.workloads.map(workloadSection),
+    // What the table's figures mean: for the recordings (a state dump's section says its own).
+    ...(recordings.length > 0 || data.workloads.length === 0
+      ? introduction(data.tuned, recordings)
+      : []),
+    ...data.workloads.map((workload, w) =>
+      workload.dump !== null ? dumpSection(workload, w) : workloadSection(workload, w),
+    ),
     ...targetsSection(data.targets),
     tip,
   );
+  // A state dump has no charts: its segments are drawn instead.
   const drawn = data.workloads.flatMap((workload, w) =>
-    workload.rows.length > 0
+    workload.rows.length > 0 && workload.dump === null
       ? [{ workload, w, section: root.querySelector(`#workload-${w}`)! }]
       : [],
   );
+  const dumps = data.workloads.flatMap((workload, w) =>
+    workload.dump !== null
+      ? [{ layout: workload.dump.layout, w, section: root.querySelector(`#workload-${w}`)! }]
+      : [],
+  );
+  let segmentMaps: SegmentMapHandle[] = [];
   let axis: Axis = 'time';
   let plots: uPlot[] = [];
 
@@ -126,7 +144,7 @@ export function renderSections(
     plots = [];
     tooltip.pin(false);
     tooltip.hide();
-    const handles: LabReportHandles = { charts: [], timelines: [] };
+    const handles: LabReportHandles = { charts: [], timelines: [], segmentMaps };
     for (const { workload, w, section } of drawn) {
       const memory: ChartRecord = { byteTicks: [] };
       plots.push(
@@ -143,6 +161,15 @@ export function renderSections(
 
   function drawEverything(): void {
     for (const { workload, section } of drawn) drawLayoutsOf(section, workload, tooltip);
+    segmentMaps = [];
+    for (const { layout, w, section } of dumps) {
+      segmentMaps[w] = drawSegmentMap(
+        section.querySelector<HTMLElement>('.segment-map')!,
+        section.querySelector<HTMLElement>('.segment-scale'),
+        layout,
+        tooltip,
+      );
+    }
     drawCharts();
   }
 

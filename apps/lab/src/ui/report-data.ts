@@ -5,6 +5,8 @@
  * diagnosis, the out-of-memory lines) comes written; figures the page draws or formats itself
  * come as numbers, rounded to keep a big snapshot's report small.
  */
+
+import type { DumpLayout } from '../analysis/dump-layout';
 import type { Diagnosis, ReportAllocation } from '../analysis/explain';
 import type { Holder } from '../analysis/holders';
 import type { LayoutView, Series } from '../analysis/measure';
@@ -62,6 +64,33 @@ export interface WorkloadData {
   /** The pool at the first one, and the same moment under the setting with the most headroom. */
   readonly oomLayouts: readonly { readonly name: string; readonly view: LayoutView }[];
   readonly explain: ExplainData | null;
+  /** A state dump's answer (its rows are estimates), or null for a recording or a workload. */
+  readonly dump: DumpData | null;
+}
+
+/**
+ * A state dump as the page shows it (`analysis/state-dump.ts` makes the figures): the lines and
+ * tables the terminal prints, written, and the segments to draw to scale.
+ */
+export interface DumpData {
+  /** What the file is, and its figures: the terminal's lines. */
+  readonly lines: readonly string[];
+  readonly reservedBytes: number;
+  readonly allocatedBytes: number;
+  readonly freeBytes: number;
+  /** The segments with the most free bytes, header first. */
+  readonly segmentTable: readonly (readonly string[])[];
+  /** Why there is no one holding the memory by source line, when the dump has no stacks. */
+  readonly noStacks: string | null;
+  /** What the same blocks need under each setting, marked an estimate; null with no live block. */
+  readonly estimate: {
+    readonly assumes: string;
+    /** Header first; the dump itself, then each caching row. */
+    readonly table: readonly (readonly string[])[];
+    /** The estimate under the dump's own settings against the dump, in a sentence. */
+    readonly own: string | null;
+  } | null;
+  readonly layout: DumpLayout;
 }
 
 /** One allocator row. */

@@ -14,7 +14,7 @@ function scrolling(table: HTMLTableElement): HTMLDivElement {
   return h('div', { class: 'table-scroll' }, table);
 }
 
-function table(
+export function table(
   attributes: Record<string, string>,
   header: readonly string[],
   rows: readonly HTMLTableRowElement[],
@@ -116,7 +116,7 @@ export function introduction(
 }
 
 /** The diagnosis: the action first, then the split of reserved (a bar), the peak, the advice. */
-function diagnosisSection(d: Diagnosis): HTMLElement {
+export function diagnosisSection(d: Diagnosis): HTMLElement {
   // The bar has no text of its own (a narrow part would cut it): its legend says each part in full.
   const parts = (
     [
@@ -275,16 +275,6 @@ function peakSections(explain: ExplainData): HTMLElement[] {
       h('td', { class: 'frame' }, a.frame ?? '–'),
     );
   });
-  const holders = peak.bySource.map((holder) =>
-    h(
-      'tr',
-      {},
-      h('td', {}, formatBytes(holder.bytes)),
-      h('td', {}, formatPercent(peak.liveBytes > 0 ? holder.bytes / peak.liveBytes : 0)),
-      h('td', {}, formatCount(holder.blocks)),
-      h('td', { class: 'frame' }, holder.frame),
-    ),
-  );
   const at =
     peak.seconds !== undefined ? seconds(peak.seconds) : `event ${formatCount(peak.event)}`;
   return [
@@ -310,30 +300,50 @@ function peakSections(explain: ExplainData): HTMLElement[] {
           ),
         ]
       : []),
-    ...(holders.length > 0
-      ? [
-          h('h3', {}, 'At the peak: who holds the memory, by source line'),
-          h('p', { class: 'small muted' }, HOLDERS_CAPTION),
-          table({ class: 'peak-table' }, ['live bytes', 'share', 'blocks', 'source line'], holders),
-        ]
-      : []),
+    ...holdersSection(peak, 'At the peak'),
     ...(peak.stacks ? stacksSection(peak.stacks, explain.timeline.frameTexts) : []),
   ];
 }
 
-/** The live blocks at the peak as a call tree, beside the flat list. */
-function stacksSection(
+/**
+ * Who holds the live bytes of a moment (`at`: `At the peak`), by source line, when the trace has
+ * stacks.
+ */
+export function holdersSection(peak: ExplainData['peak'], at: string): HTMLElement[] {
+  const holders = peak.bySource.map((holder) =>
+    h(
+      'tr',
+      {},
+      h('td', {}, formatBytes(holder.bytes)),
+      h('td', {}, formatPercent(peak.liveBytes > 0 ? holder.bytes / peak.liveBytes : 0)),
+      h('td', {}, formatCount(holder.blocks)),
+      h('td', { class: 'frame' }, holder.frame),
+    ),
+  );
+  if (holders.length === 0) return [];
+  return [
+    h('h3', {}, `${at}: who holds the memory, by source line`),
+    h('p', { class: 'small muted' }, HOLDERS_CAPTION),
+    table({ class: 'peak-table' }, ['live bytes', 'share', 'blocks', 'source line'], holders),
+  ];
+}
+
+/** The live blocks of a moment (`at`: `At the peak`) as a call tree, beside the flat list. */
+export function stacksSection(
   stacks: NonNullable<ExplainData['peak']['stacks']>,
   frameTexts: readonly string[],
+  at = 'At the peak',
 ): HTMLElement[] {
   return [
-    h('h3', {}, 'At the peak: who holds the memory, by call stack'),
+    h('h3', {}, `${at}: who holds the memory, by call stack`),
     h(
       'p',
       { class: 'small muted' },
       `Every live block's stack, merged from the outermost frame in: each frame with the live bytes whose stacks pass through it, their share and their blocks. Click a frame or use the arrow keys to open and close it; search for a function or a file. Call paths under ${formatBytes(stacks.minBytes)} are summed.`,
     ),
-    stackTreeView(stacks, frameTexts, { label: 'live memory at the peak by call stack' }),
+    stackTreeView(stacks, frameTexts, {
+      label: `live memory ${at.toLowerCase()} by call stack`,
+    }),
   ];
 }
 

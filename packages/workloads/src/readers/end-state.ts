@@ -10,9 +10,20 @@
  *
  * When a block falls in no segment (a window that lost its start to the ring buffer, say), the
  * trace carries no starting state, and the reason says why.
+ *
+ * A device that recorded no allocation is a state dump: its segments and blocks are the answer
+ * themselves (`dumpState`), and its live blocks the trace's only events.
  */
 import type { PDict } from '@allot/pickle';
-import type { StartBlock, StartSegment, StartState } from '../trace';
+import { TraceFormatError } from '../errors';
+import type {
+  DumpBlock,
+  DumpSegment,
+  StartBlock,
+  StartSegment,
+  StartState,
+  StateDump,
+} from '../trace';
 import type { HeldBlock, PointerTrace } from './pointer-trace';
 import { type Dict, fieldOf, isDict, itemsOf, numberOf, parseAddress } from './recorded-values';
 import type { SegmentEvent } from './snapshot-figures';
@@ -51,19 +62,37 @@ const SMALL_SEGMENT = 2 ** 21;
 /**
  * The record of `segment` (a parsed JSON object or a dict of the pickle machine), `stackOf` giving
  * the stack of a block's `frames`.
+ *
+ * PyTorch 2.0 wrote blocks without an `address` (each follows the one before it, from the
+ * segment's) and kept a block's stack and request in its `history`, newest first
+ * (`{addr, real_size, frames}`): as memory_viz does, a block without `frames` takes them from its
+ * newest history entry, and without `requested_size` that entry's `real_size`.
  */
 export function readSegment(
   segment: Dict | PDict,
   stackOf: (frames: unknown) => number,
 ): EndSegment {
   const size = numberOf(fieldOf(segment, 'total_size'));
+  const segmentAddress = parseAddress(fieldOf(segment, 'address'));
   const blocks: EndBlock[] = [];
+  // Where the next block begins when it states no address (PyTorch 2.0).
+  let next = segmentAddress;
   for (const block of itemsOf(fieldOf(segment, 'blocks')) ?? []) {
     if (!isDict(block)) continue;
-    const address = parseAddress(fieldOf(block, 'address'));
+    const recorded = fieldOf(block, 'address');
+    const address = recorded === undefined ? next : parseAddress(recorded);
     const blockSize = numberOf(fieldOf(block, 'size'));
-    if (Number.isNaN(address) || !Number.isSafeInteger(blockSize)) continue;
-    const requested = numberOf(fieldOf(block, 'requested_size'));
+    if (Number.isNaN(address) || !Number.isSafeInteger(blockSize)) {
+      next = Number.NaN;
+      continue;
+    }
+    next = address + blockSize;
+    const newest = itemsOf(fieldOf(block, 'history'))?.[0];
+    const history = isDict(newest) ? newest : undefined;
+    let requested = numberOf(fieldOf(block, 'requested_size'));
+    if (!(requested > 0) && history !== undefined)
+      requested = numberOf(fieldOf(history, 'real_size'));
+    const frames = fieldOf(block, 'frames');
     const state = fieldOf(block, 'state');
     blocks.push({
       address,
@@ -71,13 +100,15 @@ export function readSegment(
       requested: Number.isSafeInteger(requested) && requested > 0 ? requested : blockSize,
       active: typeof state === 'string' && state.startsWith('active'),
       allocated: state === 'active_allocated',
-      stack: stackOf(fieldOf(block, 'frames')),
+      stack: stackOf(
+        frames === undefined && history !== undefined ? fieldOf(history, 'frames') : frames,
+      ),
     });
   }
   const type = fieldOf(segment, 'segment_type');
   return {
     device: numberOf(fieldOf(segment, 'device')),
-    address: parseAddress(fieldOf(segment, 'address')),
+    address: segmentAddress,
     size,
     pool: type === 'small' || type === 'large' ? type : size === SMALL_SEGMENT ? 'small' : 'large',
     stream: numberOf(fieldOf(segment, 'stream')) || 0,
@@ -172,6 +203,60 @@ export function startState(
     }
   }
   return { events: blocks.length, segments, fidelity: 'exact' };
+}
+
+/**
+ * A state dump's segments and blocks (a device that recorded no allocation: see `Trace.dump`), from
+ * its segments in address order. Its live blocks (active: allocated, or freed and pending on a
+ * stream) go to `rows` (settled, with no event) as leading allocations, in address order; each
+ * block of the dump names its allocation.
+ *
+ * @throws TraceFormatError (naming `source`) when a block lies outside its segment or over the
+ * block before it: the dump is all there is, so a dump that contradicts itself is refused.
+ */
+export function dumpState(
+  rows: PointerTrace,
+  endSegments: readonly EndSegment[],
+  entries: number,
+  source: string,
+): StateDump {
+  const sorted = endSegments.map((segment) => {
+    const blocks = [...segment.blocks].sort((a, b) => a.address - b.address);
+    let end = segment.address;
+    for (const block of blocks) {
+      if (block.address < end || block.address + block.size > segment.address + segment.size) {
+        throw new TraceFormatError(
+          source,
+          1,
+          'blocks inside their segment, one after another',
+          `a block of ${block.size} bytes at 0x${block.address.toString(16)} in the segment of ` +
+            `${segment.size} bytes at 0x${segment.address.toString(16)}`,
+          'event',
+        );
+      }
+      end = block.address + block.size;
+    }
+    return { ...segment, blocks };
+  });
+  rows.addLiveAtEnd(heldBlocks(sorted));
+  const ids = new Map<number, number>();
+  rows.preexistingBlocks().forEach((block, id) => {
+    ids.set(block.address, id);
+  });
+  const segments = sorted.map((segment): DumpSegment => {
+    const blocks = segment.blocks.map(
+      (block): DumpBlock => ({
+        offset: block.address - segment.address,
+        size: block.size,
+        requested: block.requested,
+        state: block.allocated ? 'allocated' : block.active ? 'pending-free' : 'free',
+        id: block.active ? (ids.get(block.address) ?? -1) : -1,
+      }),
+    );
+    const { address, size, pool, expandable } = segment;
+    return { address, size, pool, stream: rows.streamId(segment.stream), expandable, blocks };
+  });
+  return { segments, entries };
 }
 
 /** The active blocks of `segments`, in their order, each with its segment's stream. */

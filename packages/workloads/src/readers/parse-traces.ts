@@ -12,6 +12,7 @@ import { parseMallocTrace } from './malloc-trace';
 import { parseRmmLog } from './rmm-log';
 import { parseTorchSnapshot } from './snapshot-traces';
 import { parseTorchProfilerTrace } from './torch-profiler';
+import { UnknownFormatError } from './unknown-format';
 
 const utf8 = new TextDecoder('utf-8');
 
@@ -63,11 +64,6 @@ export const TRACE_FORMATS: readonly TraceFormat[] = [
   'torch-snapshot',
   'torch-profiler',
 ];
-
-export const EXPECTED_FORMATS =
-  'a PyTorch memory snapshot (pickle or JSON), a PyTorch profiler trace (Chrome JSON), an RMM log ' +
-  '(`Thread,Time,Action,Pointer,Size,Stream`), a malloc trace (`Alloc(n),` / `Free(k),`) or a CSV ' +
-  'trace (`op,id,size[,alignment]`)';
 
 /**
  * Guesses a text format from the first meaningful line: `Alloc(`/`Free(` is a malloc trace; RMM's
@@ -150,10 +146,12 @@ export function inputLimitError(
   );
 }
 
-export function unknownFormat(name: string, data: Uint8Array): never {
-  const head = utf8.decode(data.subarray(0, 4096));
-  const firstLine = head.split('\n').find((line) => line.trim() !== '') ?? '';
-  throw new TraceFormatError(name, 1, EXPECTED_FORMATS, JSON.stringify(firstLine.slice(0, 60)));
+/**
+ * Fails: `data` (the start of the input, inflated when `gzip`) names no format. The error says
+ * what the input is instead (see `unknown-format.ts`).
+ */
+export function unknownFormat(name: string, data: Uint8Array, gzip = false): never {
+  throw new UnknownFormatError(name, data, gzip);
 }
 
 /** Objects and arrays a JSON text may hold at most, counted (over-counted) as `{` and `[` bytes. */
@@ -223,15 +221,16 @@ export function machineLimits(maxBytes: number | undefined): MachineLimits {
   };
 }
 
-/** Fails when a snapshot's traces hold no allocation. */
+/** Fails when a snapshot holds neither an allocation nor a segment (a state dump's). */
 export function requireSnapshotTraces(traces: Trace[], name: string): Trace[] {
   if (traces.length === 0) {
     throw new TraceFormatError(
       name,
       1,
       'at least one allocation in `device_traces` (record with ' +
-        'torch.cuda.memory._record_memory_history() before the code you want to trace)',
-      'empty device traces',
+        'torch.cuda.memory._record_memory_history() before the code you want to trace), or the ' +
+        'segments of a state dump',
+      'empty device traces and no segments',
       'event',
     );
   }

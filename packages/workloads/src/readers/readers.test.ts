@@ -145,7 +145,7 @@ describe('files', () => {
   it('says which formats it knows when it recognises none', async () => {
     writeFileSync(join(dir, 'x.json'), '{"a": 1}\n');
     await expect(readTraces(join(dir, 'x.json'))).rejects.toThrow(
-      /x\.json:1: expected .*a malloc trace/,
+      /^x\.json: not a PyTorch memory snapshot, PyTorch profiler trace, RMM log, malloc trace or CSV trace: it is JSON that names neither/,
     );
   });
 

@@ -341,7 +341,7 @@ describe('the streaming snapshot reader', () => {
       }
     }
     await expect(streamTraces(endless(), { name: 'noise' })).rejects.toThrow(
-      /noise:1: expected a PyTorch memory snapshot/,
+      /^noise: not a PyTorch memory snapshot, .*: it is text whose first line is "x{57}…"/,
     );
     expect(chunks).toBe(16);
   });

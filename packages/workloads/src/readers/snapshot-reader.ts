@@ -74,6 +74,8 @@ const KNOWN_STRINGS = [
   'allocator_settings',
   'total_size',
   'blocks',
+  'history',
+  'real_size',
   ...Object.keys(Action).filter((action) => action !== 'INVALID'),
 ];
 

@@ -24,11 +24,16 @@
  * The recording began after the program had already allocated (a model's weights, an optimizer's
  * state), so each trace also carries its **starting state** ({@link Trace.start}), rebuilt from the
  * end state and the trace (see `end-state.ts`).
+ *
+ * A device with segments and no allocation in its trace (none at all, a `snapshot` mark, segments
+ * freed) is a **state dump**: `torch.cuda.memory._snapshot()` taken without recording history, or
+ * at an out-of-memory error. Its trace carries the dump ({@link Trace.dump}) and, as its events, its
+ * live blocks allocated in address order.
  */
 import { TraceFormatError } from '../errors';
 import { DEFAULT_MAX_EVENTS, type RecordedSegment, type Trace } from '../trace';
 import { Action, DeviceEntries } from './device-entries';
-import { deviceSegments, type EndSegment, readSegment, startState } from './end-state';
+import { deviceSegments, dumpState, type EndSegment, readSegment, startState } from './end-state';
 import { describe, fieldOf, isDict, itemsOf, numberOf } from './recorded-values';
 import { type OomEntry, oomsOf, reservedLine, type SegmentEvent } from './snapshot-figures';
 import { type FrameRef, StackRef, StackTable } from './stack-table';
@@ -167,10 +172,24 @@ export function snapshotTraces(
   }
   const traces: Trace[] = [];
   const read = new Map<DeviceEntries, number>();
-  deviceTraces.forEach((entries: unknown, device: number) => {
+  // A device with segments and no entries at all is a state dump too (see `Trace.dump`), whether
+  // its list is empty or missing.
+  const withSegments = new Set<number>();
+  for (const segment of records.segments) {
+    if (Number.isSafeInteger(segment.device) && segment.device >= 0) {
+      withSegments.add(segment.device);
+    }
+  }
+  const devices = Math.max(deviceTraces.length, ...[...withSegments].map((device) => device + 1));
+  const maxEvents = options.maxEvents ?? DEFAULT_MAX_EVENTS;
+  for (let device = 0; device < devices; device++) {
     const source = `${name} (device_traces[${device}])`;
+    let entries: unknown = deviceTraces[device];
     const list = itemsOf(entries);
-    if (list !== null && list.length === 0) return;
+    if (entries === undefined || (list !== null && list.length === 0)) {
+      if (!withSegments.has(device)) continue;
+      entries = new DeviceEntries(source, maxEvents);
+    }
     if (!(entries instanceof DeviceEntries)) {
       if (list !== null) {
         // A list the stream reader kept whole: its first item is no trace entry.
@@ -185,7 +204,7 @@ export function snapshotTraces(
       }
       throw new TraceFormatError(source, 1, 'a list of trace entries', describe(entries), 'event');
     }
-    if (entries.length === 0) return;
+    if (entries.length === 0 && !withSegments.has(device)) continue;
     // PyTorch makes a list per device: one list twice is a pickle's doing (its memo).
     const first = read.get(entries);
     if (first !== undefined) {
@@ -200,7 +219,7 @@ export function snapshotTraces(
     read.set(entries, device);
     entries.rows.source = source;
     const trace = deviceTrace(entries, {
-      name: deviceTraces.length > 1 ? `${name}#cuda:${device}` : name,
+      name: devices > 1 ? `${name}#cuda:${device}` : name,
       snapshotName: name,
       device,
       segments: deviceSegments(records.segments, device),
@@ -209,7 +228,7 @@ export function snapshotTraces(
       stacks: records.stacks,
     });
     if (trace !== null) traces.push(trace);
-  });
+  }
   return traces;
 }
 
@@ -277,7 +296,10 @@ function deviceTrace(entries: DeviceEntries, context: DeviceContext): Trace | nu
       if (segmentDelta > maxDelta) maxDelta = segmentDelta;
     },
   });
-  if (rows.eventCount === 0) return null;
+  if (rows.eventCount === 0) {
+    if (context.segments.length === 0) return null;
+    return dumpTrace(entries, context, { segmentAllocs, segmentFrees, ooms: ooms.length });
+  }
   const start = startState(rows, context.segments, segmentEvents);
   // Reserved bytes when the window began: what the segments list holds at the end minus the
   // growth inside the window; without a segments list, the least that keeps the sum non-negative.
@@ -330,6 +352,39 @@ function deviceTrace(entries: DeviceEntries, context: DeviceContext): Trace | nu
     recordedReserved: reservedLine(trace.length, leading, atStart, segmentEvents),
     ...(recordedOoms.length > 0 ? { recordedOoms } : {}),
   };
+}
+
+/**
+ * The trace of a device that recorded no allocation, a state dump (see `Trace.dump`): its live
+ * blocks allocated in address order, and the dump's segments and blocks beside them. PyTorch's
+ * reserved bytes are the segments' at the moment of the dump, the only moment it records.
+ */
+function dumpTrace(
+  entries: DeviceEntries,
+  context: DeviceContext,
+  marks: { readonly segmentAllocs: number; readonly segmentFrees: number; readonly ooms: number },
+): Trace {
+  const { rows } = entries;
+  const dump = dumpState(rows, context.segments, entries.length, rows.source);
+  let reserved = 0;
+  for (const segment of dump.segments) reserved += segment.size;
+  const trace = rows.finish(
+    context.name,
+    {
+      format: 'torch-snapshot',
+      source: context.snapshotName,
+      device: context.device,
+      stateDump: true,
+      torchSegmentAllocs: marks.segmentAllocs,
+      torchSegmentFrees: marks.segmentFrees,
+      torchReservedAtEndBytes: reserved,
+      torchOoms: marks.ooms,
+      ...(context.allocConf !== undefined ? { torchAllocConf: context.allocConf } : {}),
+      startState: 'none: a state dump, with no history to start from',
+    },
+    context.stacks,
+  );
+  return { ...trace, dump };
 }
 
 /** µs from the first to the last entry recorded with a time, or null when none was. */

@@ -164,6 +164,9 @@ export async function streamTraces(
         (options.format === undefined || options.format === 'torch-snapshot');
       if (!pickled) {
         const whole = await readWhole(data, iterator, options, name, gzip);
+        if (options.format === undefined && detectDecompressedFormat(whole) === null) {
+          unknownFormat(name, whole, gzip);
+        }
         const traces = parseWhole(whole, { ...options, name });
         bytesDecoded = whole.length;
         report(true);
@@ -245,7 +248,7 @@ async function readWhole(
     if (total > most) inputLimitError(name, most, most, what);
     if (!decided && total >= DETECT_BYTES) {
       const head = join(parts, total).subarray(0, DETECT_BYTES);
-      if (detectDecompressedFormat(head) === null) unknownFormat(name, head);
+      if (detectDecompressedFormat(head) === null) unknownFormat(name, head, gzip);
       decided = true;
     }
     const next = await rest.next();
