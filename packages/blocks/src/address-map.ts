@@ -2,14 +2,9 @@
  * Address → block lookup: an open-addressing hash table in typed arrays (linear probing,
  * backward-shift deletion, so no tombstones), doubling when it would pass its load limit: a quarter
  * full up to {@link SPARSE_BUCKETS} buckets, half full above. A small table (up to 16,384 entries,
- * 1 MiB at most) then rarely probes past an entry's home bucket, and every lookup of a random
+ * 768 KiB at most) then rarely probes past an entry's home bucket, and every lookup of a random
  * free, which a sparser table serves from its first bucket, is cheaper (good fit on a random mix
- * of 5,000 live blocks: 10 % less time per call); a large one keeps to 32 bytes per entry at most.
- *
- * A bucket's key and value sit side by side in one `Float64Array` (16 bytes a bucket), so a probe
- * loads one array and a hit reads one cache line. A removal that leaves the next bucket empty, the
- * common case in a sparse table, clears its bucket in place; only a removal inside a longer probe
- * run calls the backward shift.
+ * of 5,000 live blocks: 10 % less time per call); a large one keeps to 24 bytes per entry at most.
  *
  * A JavaScript `Map` costs about 60 ns per set-and-delete pair once entries come and go (its
  * deleted entries are compacted by rehashing); this table costs a few, and allocates nothing per
@@ -22,8 +17,9 @@
  * truncated by a bitwise operator), then the words are mixed.
  *
  * ```
- *  bucket:   0        1        2        3        4        5        6        7
- *  entries: [· ·] [0x1040 7] [· ·] [0x2000 2] [0x1000 0] [· ·] [· ·] [0x3080 5]   key, value
+ *  bucket:  0      1      2      3      4      5      6      7
+ *  key:     ·    0x1040   ·    0x2000 0x1000   ·      ·    0x3080
+ *  value:        slot 7        slot 2 slot 0               slot 5
  * ```
  */
 import { EMPTY, NIL, TWO_POW_31, TWO_POW_32, TWO_POW_MINUS_32 } from './constants';
@@ -40,12 +36,8 @@ function loadLimit(buckets: number): number {
 export class AddressMap {
   // `declare`d fields are assigned in the constructor only: no `undefined` first, so V8 keeps
   // their representation (Smi, typed array) exact.
-  /**
-   * Bucket i's key at `2i` ({@link EMPTY} when the bucket is free) and its value at `2i + 1`: a
-   * probe reads one array and, on a hit, one cache line.
-   */
-  declare private entries: Float64Array;
-  /** Twice the bucket count less 2: `(i + 2) & mask` steps to the next bucket's key, wrapping. */
+  declare private keys: Float64Array;
+  declare private values: Int32Array;
   declare private mask: number;
   declare private shift: number;
   declare private count: number;
@@ -56,8 +48,9 @@ export class AddressMap {
   constructor(initialBuckets: number = INITIAL_BUCKETS) {
     let n = 8;
     while (n < initialBuckets) n *= 2;
-    this.entries = new Float64Array(2 * n).fill(EMPTY);
-    this.mask = 2 * n - 2;
+    this.keys = new Float64Array(n).fill(EMPTY);
+    this.values = new Int32Array(n);
+    this.mask = n - 1;
     this.shift = Math.clz32(n) + 1;
     this.count = 0;
     this.limit = loadLimit(n);
@@ -71,15 +64,14 @@ export class AddressMap {
   /** Value stored for `address`, or {@link NIL}. */
   get(address: number): number {
     if (!(address >= 0)) return NIL;
-    const entries = this.entries;
+    const keys = this.keys;
+    const mask = this.mask;
     // Keys below 2^31 hashed here (as in home): lookups are the hot path of every free.
     let i =
-      address < TWO_POW_31
-        ? (Math.imul(address, 0x9e3779b1) >>> this.shift) << 1
-        : this.home(address);
-    for (; ; i = (i + 2) & this.mask) {
-      const k = entries[i]!;
-      if (k === address) return entries[i + 1]!;
+      address < TWO_POW_31 ? Math.imul(address, 0x9e3779b1) >>> this.shift : this.home(address);
+    for (; ; i = (i + 1) & mask) {
+      const k = keys[i]!;
+      if (k === address) return this.values[i]!;
       if (k === EMPTY) return NIL;
     }
   }
@@ -92,21 +84,20 @@ export class AddressMap {
   /** Stores `value` (≥ 0) for `address` (a non-negative safe integer), replacing any entry. */
   set(address: number, value: number): void {
     if (this.count >= this.limit) this.grow();
-    const entries = this.entries;
+    const keys = this.keys;
+    const mask = this.mask;
     let i =
-      address < TWO_POW_31
-        ? (Math.imul(address, 0x9e3779b1) >>> this.shift) << 1
-        : this.home(address);
-    for (; ; i = (i + 2) & this.mask) {
-      const k = entries[i]!;
+      address < TWO_POW_31 ? Math.imul(address, 0x9e3779b1) >>> this.shift : this.home(address);
+    for (; ; i = (i + 1) & mask) {
+      const k = keys[i]!;
       if (k === EMPTY) {
-        entries[i] = address;
-        entries[i + 1] = value;
+        keys[i] = address;
+        this.values[i] = value;
         this.count++;
         return;
       }
       if (k === address) {
-        entries[i + 1] = value;
+        this.values[i] = value;
         return;
       }
     }
@@ -115,83 +106,75 @@ export class AddressMap {
   /** Removes the entry of `address` and returns its value, or {@link NIL} when there was none. */
   take(address: number): number {
     if (!(address >= 0)) return NIL;
-    const entries = this.entries;
+    const keys = this.keys;
+    const values = this.values;
+    const mask = this.mask;
     let i =
-      address < TWO_POW_31
-        ? (Math.imul(address, 0x9e3779b1) >>> this.shift) << 1
-        : this.home(address);
+      address < TWO_POW_31 ? Math.imul(address, 0x9e3779b1) >>> this.shift : this.home(address);
     for (;;) {
-      const k = entries[i]!;
+      const k = keys[i]!;
       if (k === address) break;
       if (k === EMPTY) return NIL;
-      i = (i + 2) & this.mask;
+      i = (i + 1) & mask;
     }
-    const value = entries[i + 1]!;
-    this.count--;
-    // Most runs end at the entry taken (the table is sparse): the backward shift is out of line.
-    if (entries[(i + 2) & this.mask] === EMPTY) entries[i] = EMPTY;
-    else this.closeHole(i);
-    return value;
-  }
-
-  /**
-   * Empties bucket word `hole` by backward shift: later entries of its probe run move into the
-   * hole when their home allows, so no tombstone is left.
-   */
-  private closeHole(at: number): void {
-    const entries = this.entries;
-    const mask = this.mask;
-    let hole = at;
-    for (let j = (at + 2) & mask; ; j = (j + 2) & mask) {
-      const k = entries[j]!;
+    const value = values[i]!;
+    // Backward shift: pull later entries of the probe run into the hole when their home allows.
+    let hole = i;
+    for (let j = (i + 1) & mask; ; j = (j + 1) & mask) {
+      const k = keys[j]!;
       if (k === EMPTY) break;
-      const h = this.home(k);
+      const h = k < TWO_POW_31 ? Math.imul(k, 0x9e3779b1) >>> this.shift : this.home(k);
       // Entry j may move to the hole when its home is not cyclically within (hole, j].
       if (hole <= j ? h <= hole || h > j : h <= hole && h > j) {
-        entries[hole] = k;
-        entries[hole + 1] = entries[j + 1]!;
+        keys[hole] = k;
+        values[hole] = values[j]!;
         hole = j;
       }
     }
-    entries[hole] = EMPTY;
+    keys[hole] = EMPTY;
+    this.count--;
+    return value;
   }
 
   /** Calls `visit` with every entry's key and value, in no particular order. */
   forEach(visit: (key: number, value: number) => void): void {
-    const entries = this.entries;
-    for (let i = 0; i < entries.length; i += 2) {
-      const k = entries[i]!;
-      if (k !== EMPTY) visit(k, entries[i + 1]!);
+    const keys = this.keys;
+    const values = this.values;
+    for (let i = 0; i < keys.length; i++) {
+      const k = keys[i]!;
+      if (k !== EMPTY) visit(k, values[i]!);
     }
   }
 
   /** Removes every entry. Keeps the arrays. */
   clear(): void {
-    this.entries.fill(EMPTY);
+    this.keys.fill(EMPTY);
     this.count = 0;
   }
 
-  /** Index in {@link entries} of the bucket a key hashes to (twice the bucket number). */
+  /** Bucket a key hashes to. */
   private home(key: number): number {
     // Keys below 2^31 are hashed as one 32-bit word (exact: they fit in an int32).
-    if (key < TWO_POW_31) return (Math.imul(key, 0x9e3779b1) >>> this.shift) << 1;
+    if (key < TWO_POW_31) return Math.imul(key, 0x9e3779b1) >>> this.shift;
     // Multiplying by 2^-32 is exact (a power of two) and cheaper than dividing.
     const high = Math.floor(key * TWO_POW_MINUS_32);
     const low = key - high * TWO_POW_32;
-    return (Math.imul(low ^ Math.imul(high, 0x85ebca6b), 0x9e3779b1) >>> this.shift) << 1;
+    return Math.imul(low ^ Math.imul(high, 0x85ebca6b), 0x9e3779b1) >>> this.shift;
   }
 
   private grow(): void {
-    const entries = this.entries;
-    const n = entries.length; // twice the buckets: the new bucket count
-    this.entries = new Float64Array(2 * n).fill(EMPTY);
-    this.mask = 2 * n - 2;
+    const keys = this.keys;
+    const values = this.values;
+    const n = keys.length * 2;
+    this.keys = new Float64Array(n).fill(EMPTY);
+    this.values = new Int32Array(n);
+    this.mask = n - 1;
     this.shift = Math.clz32(n) + 1;
     this.count = 0;
     this.limit = loadLimit(n);
-    for (let i = 0; i < entries.length; i += 2) {
-      const k = entries[i]!;
-      if (k !== EMPTY) this.set(k, entries[i + 1]!);
+    for (let i = 0; i < keys.length; i++) {
+      const k = keys[i]!;
+      if (k !== EMPTY) this.set(k, values[i]!);
     }
   }
 }
