@@ -170,11 +170,13 @@ class SegregatedIndex implements FreeIndex {
   }
 
   find(size: number, alignment: number, top: number): number {
+    const lists = this.lists;
+    // Nothing filed (only the top is free, as while a heap grows): no class to look at.
+    if (lists.count === 0) return fitsIn(this.table, top, size, alignment) ? top : NIL;
     // The common case written out: no padding to look for, and the head of the first class that
     // holds the request holds it (it is not one filed a class high), weighed against the top as
-    // `smallerOf` weighs them. Everything else takes `findOther`.
+    // `smallerOf` weighs them.
     if (alignment === 1) {
-      const lists = this.lists;
       const c = lists.firstClassHolding(size * this.inverseGranule);
       if (c !== NIL) {
         const sizes = this.table.size;
@@ -183,13 +185,6 @@ class SegregatedIndex implements FreeIndex {
         if (held >= size) return top !== NIL && sizes[top]! < held && sizes[top]! >= size ? top : b;
       }
     }
-    return this.findOther(size, alignment, top);
-  }
-
-  /** {@link find} with padding to look for, a block filed a class high, or no class that holds. */
-  private findOther(size: number, alignment: number, top: number): number {
-    // Nothing filed (only the top is free, as while a heap grows): no class to look at.
-    if (this.lists.count === 0) return fitsIn(this.table, top, size, alignment) ? top : NIL;
     return smallerOf(this.table, this.findFiled(size, alignment), top, size, alignment);
   }
 
