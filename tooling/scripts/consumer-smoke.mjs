@@ -149,6 +149,13 @@ export const smokeTests = {
       (e) => CudaUnavailableError.isInstance(e) && e.attempts[0].failure === 'not found',
     );
   `,
+  '@allot/pickle': `
+    const bytes = pkg.pickle({ a: [1, 2], t: pkg.pickleTuple(0, 0), big: 2n ** 70n });
+    assert.equal(JSON.stringify(pkg.unpickle(bytes, { tuple: (items) => ({ tuple: items }) }),
+      (_, v) => (typeof v === 'bigint' ? String(v) : v)),
+      '{"a":[1,2],"t":{"tuple":[0,0]},"big":"1180591620717411303424"}');
+    assert.throws(() => pkg.unpickle(new Uint8Array([0x80, 2, 0x63])), (e) => e.code === 'ALLOT_PICKLE');
+  `,
   '@allot/workloads': `
     const trace = pkg.parseCsvTrace('op,id,size\\nalloc,a,100\\nalloc,b,200\\nfree,a,100\\n', { name: 't.csv' });
     assert.equal(trace.length, 3);
@@ -157,12 +164,16 @@ export const smokeTests = {
   `,
   '@allot/workloads/node': `
     const { gzipSync } = require('node:zlib');
+    const { mkdtempSync, writeFileSync } = require('node:fs');
+    const { join } = require('node:path');
+    const dir = mkdtempSync(join(require('node:os').tmpdir(), 'allot-smoke-'));
     const csv = 'op,id,size\\nalloc,a,100\\nalloc,b,200\\nfree,a,100\\n';
-    const [trace] = pkg.parseTraces(gzipSync(csv), { name: 't.csv.gz' });
-    assert.equal(trace.length, 3);
+    writeFileSync(join(dir, 't.csv.gz'), gzipSync(csv));
+    writeFileSync(join(dir, 'bad.csv.gz'), gzipSync('op,id,size\\nfree,x,1\\n'));
     assert.equal(pkg.detectTraceFormatOf(gzipSync(csv)), 'csv');
-    assert.throws(() => pkg.parseTraces(gzipSync('op,id,size\\nfree,x,1\\n')), (e) => e.code === 'ALLOT_TRACE_FORMAT');
     assert.equal(pkg.TRACES_DIR_ENV, 'ALLOT_TRACES_DIR');
+    pkg.readTraces(join(dir, 't.csv.gz')).then(([trace]) => assert.equal(trace.length, 3));
+    assert.rejects(pkg.readTraces(join(dir, 'bad.csv.gz')), (e) => e.code === 'ALLOT_TRACE_FORMAT');
   `,
   '@allot/stats/serve': `
     assert.equal(typeof pkg.serveMetrics, 'function');

@@ -52,17 +52,18 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   }
 
-  const workloads: WorkloadRecord[] = specs.map((spec) => {
+  const workloads: WorkloadRecord[] = [];
+  for (const spec of specs) {
     progress.update(`building workload ${spec.id}`);
-    const trace = buildTrace(spec);
-    return {
+    const trace = await buildTrace(spec);
+    workloads.push({
       id: spec.id,
       title: spec.title,
       kind: spec.kind,
       summary: profileOf(trace).summary,
       timedFrom: timedFrom(trace),
-    };
-  });
+    });
+  }
 
   const allocators: AllocatorRecord[] = [];
   const run: BenchRun = {

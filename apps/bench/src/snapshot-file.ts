@@ -6,13 +6,11 @@
 import { once } from 'node:events';
 import { closeSync, createWriteStream, openSync, readFileSync, writeSync } from 'node:fs';
 import { createGzip, gunzipSync } from 'node:zlib';
+import { DEFAULT_UNPICKLE_LIMITS, type UnpickledValue, unpickle } from '@allot/pickle';
 import {
-  DEFAULT_UNPICKLE_LIMITS,
   type TorchSnapshotOptions,
   type TorchSnapshotSummary,
   torchSnapshotChunks,
-  type UnpickledValue,
-  unpickle,
 } from '@allot/workloads';
 
 /** What a written snapshot file holds, and how long it took. */
@@ -57,7 +55,6 @@ export function readBaseSnapshot(path: string): UnpickledValue {
   // The default limits suit 128 MiB; a bigger base gets room in proportion.
   const scale = Math.max(1, bytes.length / 2 ** 27);
   const limits = {
-    maxContainers: Math.ceil(DEFAULT_UNPICKLE_LIMITS.maxContainers * scale),
     maxItems: Math.ceil(DEFAULT_UNPICKLE_LIMITS.maxItems * scale),
     maxExpandedSize: Math.ceil(DEFAULT_UNPICKLE_LIMITS.maxExpandedSize * scale),
   };

@@ -15,7 +15,8 @@ import { cpus, tmpdir } from 'node:os';
 import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import type { TorchSnapshotOptions, UnpickledValue } from '@allot/workloads';
+import type { UnpickledValue } from '@allot/pickle';
+import type { TorchSnapshotOptions } from '@allot/workloads';
 import { type ChildUsage, GNU_TIME, measureChild, usageReporter } from './child-usage';
 import {
   formatMegabytes,

@@ -27,7 +27,7 @@ async function run(request: RunRequest): Promise<void> {
   const factory = await entry.load();
   for (const spec of request.workloads) {
     try {
-      const trace = buildTrace(spec);
+      const trace = await buildTrace(spec);
       const { profile } = profileOf(trace);
       const reason = entry.skips?.(profile) ?? null;
       if (reason) {

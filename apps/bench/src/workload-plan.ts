@@ -14,7 +14,7 @@ import {
   type TraceSummary,
   trainingLoop,
 } from '@allot/workloads';
-import { findTracesDir, readTraceFile } from '@allot/workloads/node';
+import { findTracesDir, readTraces } from '@allot/workloads/node';
 import type { WorkloadProfile } from './registry';
 
 /** A workload, serialisable (it crosses the process boundary). */
@@ -131,7 +131,7 @@ export function planWorkloads(quick: boolean, tracesDir = findTracesDir()): Work
 }
 
 /** Builds the trace of a spec (deterministic: every process gets the same events). */
-export function buildTrace(spec: WorkloadSpec): Trace {
+export async function buildTrace(spec: WorkloadSpec): Promise<Trace> {
   switch (spec.kind) {
     case 'pairs':
       return sameSizePairs({ size: spec.size, pairs: spec.pairs });
@@ -139,8 +139,11 @@ export function buildTrace(spec: WorkloadSpec): Trace {
       return randomMix({ liveBlocks: spec.liveBlocks, operations: spec.operations, seed: 1 });
     case 'training':
       return trainingLoop({ ...TRAINING_MODEL, steps: spec.steps });
-    case 'trace':
-      return readTraceFile(spec.path);
+    case 'trace': {
+      // A malloc trace: one trace in the file.
+      const [trace] = await readTraces(spec.path);
+      return trace!;
+    }
   }
 }
 

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { findTracesDir } from '@allot/workloads/node';
 import { build } from 'esbuild';
 import { describe, expect, it } from 'vitest';
-import { readTraces, type WhatIfAnswer, WhatIfLab } from './engine';
+import { streamTraces, type WhatIfAnswer, WhatIfLab } from './engine';
 import { lab } from './lab';
 import { reportData } from './report/page';
 import { Capture } from './test-capture';
@@ -69,7 +69,7 @@ function traces(answer: WhatIfAnswer) {
 
 async function opened(file: string): Promise<WhatIfLab> {
   const name = file.split('/').pop()!;
-  const read = await readTraces(createReadStream(file), { name });
+  const read = await streamTraces(createReadStream(file), { name });
   const lab = new WhatIfLab();
   lab.add(read, name);
   return lab;
@@ -122,8 +122,8 @@ describe('@allot/lab/engine', () => {
 
   it('forgets a file taken away: the others keep their order and their figures', async () => {
     const name = 'snapshot.json';
-    const [trace] = await readTraces(createReadStream(fixture), { name });
-    const [again] = await readTraces(createReadStream(fixture), { name });
+    const [trace] = await streamTraces(createReadStream(fixture), { name });
+    const [again] = await streamTraces(createReadStream(fixture), { name });
     const lab = new WhatIfLab();
     lab.add([trace!], 'a.json');
     lab.add([again!], 'b.json');

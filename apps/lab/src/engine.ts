@@ -12,7 +12,7 @@ export {
   formatAllocConf,
   parseAllocConf,
 } from '@allot/caching';
-export type { ReadProgress, Trace } from '@allot/workloads';
+export { type ReadProgress, streamTraces, type Trace } from '@allot/workloads';
 export {
   type Advice,
   type AdviceReason,
@@ -67,8 +67,6 @@ export { canonicalOf, describeTrace } from './replay-rows';
 export type { Fidelity, LabResults, TorchFigures, WorkloadResult } from './run';
 export { formatBytes, formatCount, formatPercent, formatRatio, parseSize } from './units';
 export {
-  type ReadTracesOptions,
-  readTraces,
   type WhatIf,
   type WhatIfAnswer,
   WhatIfLab,

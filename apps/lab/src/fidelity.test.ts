@@ -47,11 +47,11 @@ const runs: Run[] =
         .filter((run) => existsSync(join(folder, fileOf(run))));
 
 const loaded = new Map<string, Trace>();
-function traceOf(run: Run): Trace {
+async function traceOf(run: Run): Promise<Trace> {
   const file = fileOf(run);
   let trace = loaded.get(file);
   if (trace === undefined) {
-    const traces = readTraces(join(folder!, file));
+    const traces = await readTraces(join(folder!, file));
     expect(traces.length, `${file}: one CUDA device`).toBe(1);
     trace = traces[0]!;
     loaded.set(file, trace);
@@ -71,8 +71,8 @@ if (folder === null) {
 
     for (const run of runs) {
       const label = `${fileOf(run)} (${run.conf || 'defaults'})`;
-      it(`${label}: reserved_bytes.all.peak, and PyTorch's segment decisions`, () => {
-        const trace = traceOf(run);
+      it(`${label}: reserved_bytes.all.peak, and PyTorch's segment decisions`, async () => {
+        const trace = await traceOf(run);
         const recorded = run.stats['reserved_bytes.all.peak']!;
         const replay = runPool(trace, parseAllocConf(run.conf));
         const tolerance = run.mode === 'prof' ? 0.02 : 0.01;
@@ -100,8 +100,8 @@ if (folder === null) {
     // as plain segments it is held to 5 %, and the lab's README gives the measured error.
     for (const from of runs.filter((run) => run.mode !== 'prof')) {
       for (const to of runs.filter((run) => run.mode === from.mode && run.conf !== from.conf)) {
-        it(`${fileOf(from)} replayed as '${to.conf || 'defaults'}'`, () => {
-          const trace = traceOf(from);
+        it(`${fileOf(from)} replayed as '${to.conf || 'defaults'}'`, async () => {
+          const trace = await traceOf(from);
           const recorded = to.stats['reserved_bytes.all.peak']!;
           const replay = runPool(trace, parseAllocConf(to.conf));
           const error = (replay.peakReservedBytes - recorded) / recorded;

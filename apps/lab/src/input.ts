@@ -12,7 +12,7 @@ import {
   type Trace,
   type TraceFormat,
 } from '@allot/workloads';
-import { readTracesStreaming } from '@allot/workloads/node';
+import { readTraces } from '@allot/workloads/node';
 import { cardTooSmall } from './analysis/advice';
 import { fileErrorMeaning } from './failure';
 import { UsageError } from './options';
@@ -76,7 +76,7 @@ export async function readTraceFiles(
   for (const file of files) {
     const path = resolve(cwd, file);
     try {
-      const read = await readTracesStreaming(path, {
+      const read = await readTraces(path, {
         ...(options.format ? { format: options.format } : {}),
         ...inputLimits(options.maxInput),
         ...(devices !== null ? { allDevices: true } : {}),

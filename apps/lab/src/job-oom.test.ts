@@ -9,7 +9,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { fragmentation, oversizeSplit, Recording } from '../test/oom-recordings';
+import { deadRanksJob, fragmentation, Recording } from '../test/oom-recordings';
 import type { JobResults } from './job/results';
 import { lab } from './lab';
 import { Capture } from './test-capture';
@@ -18,12 +18,7 @@ const root = mkdtempSync(join(tmpdir(), 'allot-job-oom-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 const folder = join(root, 'ranks');
 mkdirSync(folder);
-writeFileSync(join(folder, 'rank0_snapshot.json'), fragmentation().snapshot());
-writeFileSync(join(folder, 'rank1_snapshot.json'), oversizeSplit().snapshot());
-writeFileSync(
-  join(folder, 'rank2_snapshot.json'),
-  new Recording().segment(0, 20).alloc(0, 20).free(0, 20).snapshot(),
-);
+for (const [name, text] of Object.entries(deadRanksJob())) writeFileSync(join(folder, name), text);
 
 async function run(...argv: string[]) {
   const stdout = new Capture();

@@ -12,6 +12,7 @@ import { lab } from './lab';
 import { EXIT_BAD_INPUT, EXIT_OK } from './options';
 import { Capture } from './test-capture';
 import { INFER, H100_PRESENT as present, TRAIN, TRAIN_EXPANDABLE, torchtitanJob } from './test-job';
+import type { JobPageData } from './ui/job-data';
 
 /** `allot-lab ARGV` in this process; no report unless `report`. */
 async function run(argv: string[], cwd: string, report = false) {
@@ -158,16 +159,24 @@ describe.skipIf(!present)('the report of a job', () => {
     expect(result.status).toBe(EXIT_OK);
     const folder = join(root, 'job-report');
     expect(result.stdout).toContain(`Report: ${join(folder, 'index.html')}`);
+    // The page's data, which ui/job-page.ts draws (job-page.browser.test.ts opens a job's page).
     const page = readFileSync(join(folder, 'index.html'), 'utf8');
-    expect(page).toContain('<h2>Peak reserved per rank</h2>');
-    expect(page.match(/<rect /g)).toHaveLength(4); // two ranks, predicted and recorded
+    expect(page).toContain('<main id="report" data-page="job">');
+    const data = JSON.parse(
+      /<script type="application\/json" id="lab-data">(.*?)<\/script>/s.exec(page)![1]!,
+    ) as JobPageData;
+    // Two bars per rank in the chart: predicted and recorded.
+    expect(data.ranks).toHaveLength(2);
+    for (const rank of data.ranks) {
+      expect(rank.predictedBytes).toBeGreaterThan(0);
+      expect(rank.recordedBytes).toBeGreaterThan(0);
+    }
     // The worst rank's own page in place: its timeline and the pool at its peak.
     const worst = (JSON.parse(readFileSync(join(folder, 'results.json'), 'utf8')) as JobResults)
       .worst!.rank;
-    expect(page).toContain(`<h2>The worst rank: rank ${worst}</h2>`);
-    expect(page).toContain(`<iframe class="worst" src="ranks/rank-${worst}/index.html"`);
+    expect(data.worst).toBe(worst);
     for (const rank of [0, 1]) {
-      expect(page).toContain(`<a href="ranks/rank-${rank}/index.html">rank ${rank}</a>`);
+      expect(data.ranks[rank]).toMatchObject({ rank, page: `ranks/rank-${rank}/index.html` });
       const own = readFileSync(join(folder, 'ranks', `rank-${rank}`, 'index.html'), 'utf8');
       expect(own).toContain(`rank ${rank}: memory_snapshot/step_10/00000${rank}_step_10.pickle.gz`);
     }

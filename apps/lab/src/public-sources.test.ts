@@ -32,8 +32,8 @@ const NATIVE = /::|\(\?\?:|\.(?:o|so|c|cc|cpp|h|hpp|cu|S):\d+\)$/;
 describe.skipIf(folder === null)(
   'who holds the memory, on public recordings with C++ frames',
   () => {
-    it.each(WITH_CPP)('%s: no C++ frame is credited as your code', (file) => {
-      for (const trace of readTraces(join(folder!, file))) {
+    it.each(WITH_CPP)('%s: no C++ frame is credited as your code', async (file) => {
+      for (const trace of await readTraces(join(folder!, file))) {
         expect(trace.frames?.size ?? 0).toBeGreaterThan(0);
         const peak = peakEventIndex(trace);
         const live = new Map<number, number>();

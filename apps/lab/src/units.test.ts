@@ -3,6 +3,7 @@ import {
   formatBytes,
   formatChange,
   formatSeconds,
+  formatSignedPercent,
   formatTickBytes,
   formatTickSeconds,
   settingName,
@@ -41,6 +42,8 @@ describe('the one formatter of figures', () => {
 
   it('says changes, seconds and settings as the tables do', () => {
     expect([0.043, -0.002, 0].map(formatChange)).toEqual(['+4.3 %', '−0.2 %', '0.0 %']);
+    // A job's error always has its sign, as the terminal and the job's page print it.
+    expect([0.043, -0.002, 0].map(formatSignedPercent)).toEqual(['+4.3 %', '−0.2 %', '+0.0 %']);
     expect([0.002, 4.941, 12.5].map(formatSeconds)).toEqual(['0.002 s', '4.941 s', '12.50 s']);
     expect([0.002, 1.5, 1 / 3].map(formatTickSeconds)).toEqual(['0.002 s', '1.5 s', '0.333333 s']);
     expect(settingName('')).toBe("PyTorch's defaults");

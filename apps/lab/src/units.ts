@@ -71,6 +71,11 @@ export function formatPercent(fraction: number, digits = 1): string {
   return `${(fraction * 100).toFixed(digits)} %`;
 }
 
+/** `+4.3 %`, `−0.2 %`, `+0.0 %`, from a fraction: a sign always, as a job's error is printed. */
+export function formatSignedPercent(fraction: number): string {
+  return `${fraction >= 0 ? '+' : '−'}${formatPercent(Math.abs(fraction))}`;
+}
+
 /** `+4.3 %`, `−0.2 %`, `0.0 %`, from a fraction. */
 export function formatChange(fraction: number): string {
   const text = `${Math.abs(fraction * 100).toFixed(1)} %`;

@@ -9,13 +9,13 @@
  * setting costs one row's replay per trace.
  *
  * ```
- *  chunks ─► readTraces (streamTraces, gunzip by DecompressionStream) ─► add()
+ *  chunks ─► streamTraces (@allot/workloads; gunzip by DecompressionStream) ─► add()
  *  what-if ─► rows: caching, caching-expandable, the recorded row, caching (CONF) ─► runWorkloads
  *           (memo: rows kept per trace and device; no timing) ─► LabResults and the command line
  * ```
  */
 import { formatAllocConf, parseAllocConf } from '@allot/caching';
-import { type ReadProgress, streamTraces, type Trace, webGunzip } from '@allot/workloads';
+import type { Trace } from '@allot/workloads';
 import type { RowResult } from './analysis/measure';
 import { cachingRow, type LabRow, ROWS } from './analysis/registry';
 import type { TuneResult } from './analysis/tune';
@@ -39,31 +39,6 @@ export interface WhatIfAnswer {
   readonly config: string;
   /** The command line that gives the same figures. */
   readonly command: string;
-}
-
-/** Options of {@link readTraces}. */
-export interface ReadTracesOptions {
-  /** The file's name, for the traces and for errors. */
-  readonly name: string;
-  /** Its length in bytes, for progress. */
-  readonly totalBytes?: number | null;
-  readonly onProgress?: (progress: ReadProgress) => void;
-}
-
-/**
- * Every trace in a stream of bytes, read as `allot-lab replay` reads a file with no option: a
- * pickled snapshot in one streaming pass, gzip undone by the platform's `DecompressionStream`.
- */
-export function readTraces(
-  chunks: AsyncIterable<Uint8Array>,
-  options: ReadTracesOptions,
-): Promise<Trace[]> {
-  return streamTraces(chunks, {
-    name: options.name,
-    totalBytes: options.totalBytes ?? null,
-    gunzip: webGunzip,
-    ...(options.onProgress ? { onProgress: options.onProgress } : {}),
-  });
 }
 
 /**

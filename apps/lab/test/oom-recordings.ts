@@ -21,7 +21,7 @@ export class Recording {
     return this;
   }
   segment(offset: number, size: number): this {
-    return this.add('segment_alloc', BASE + offset, size * MiB);
+    return this.add('segment_alloc', BASE + offset * MiB, size * MiB);
   }
   alloc(offset: number, size: number): this {
     return this.add('alloc', BASE + offset * MiB, size * MiB);
@@ -62,4 +62,16 @@ export function fragmentation(): Recording {
  */
 export function oversizeSplit(): Recording {
   return new Recording().segment(0, 100).alloc(0, 100).free(0, 100).alloc(0, 30).oom(100, 35);
+}
+
+/**
+ * A job's three ranks, by file name: ranks 0 and 1 die as {@link fragmentation} and
+ * {@link oversizeSplit} do, rank 2 frees what it allocated and lives.
+ */
+export function deadRanksJob(): Record<string, string> {
+  return {
+    'rank0_snapshot.json': fragmentation().snapshot(),
+    'rank1_snapshot.json': oversizeSplit().snapshot(),
+    'rank2_snapshot.json': new Recording().segment(0, 20).alloc(0, 20).free(0, 20).snapshot(),
+  };
 }

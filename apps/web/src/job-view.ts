@@ -18,7 +18,15 @@ import {
   nameOf,
   settingGroups,
 } from '@allot/lab/engine';
-import { byId, formatBytes, h, settingName, type TraceBrief } from '@allot/lab/ui';
+import {
+  byId,
+  formatBytes,
+  h,
+  type RankRow,
+  rankRows,
+  settingName,
+  type TraceBrief,
+} from '@allot/lab/ui';
 import type { FromEngine, OpenedTrace } from './protocol';
 import { copy, line } from './tuner-view';
 
@@ -174,49 +182,39 @@ export class JobView {
       if (worst === undefined || peak > ownOf(briefOf(worst)!)) worst = rank;
       if (least === undefined || peak < ownOf(briefOf(least)!)) least = rank;
     }
-    const header = h(
-      'tr',
-      {},
-      ...['rank', 'file', 'predicted', 'recorded', 'what-if'].map((title) =>
-        h('th', { scope: 'col' }, title),
-      ),
+    const { header, rows } = rankRows(
+      ['rank', 'file', 'predicted', 'recorded', 'what-if'],
+      this.ranks.map((rank): RankRow => {
+        const row = {
+          name: String(rank.rank),
+          file: rank.file,
+          attributes: {
+            'data-testid': 'job-rank',
+            'data-rank': String(rank.rank),
+            ...(rank === worst ? { class: 'worst' } : {}),
+          },
+        };
+        if (rank.failed !== null) {
+          const note = `could not be read: ${rank.failed}`;
+          const attributes = { ...row.attributes, class: 'failed', 'data-failed': 'true' };
+          return { ...row, attributes, cells: { note, class: 'job-error' } };
+        }
+        const brief = briefOf(rank);
+        if (brief === undefined) return { ...row, cells: { note: 'reading…', class: 'muted' } };
+        const recorded = brief.recordedPeakReservedBytes;
+        const own = ownOf(brief);
+        const setting = `under ${settingName(brief.recorded?.config ?? brief.whatIf.config)}, as recorded`;
+        const whatIf = brief.whatIf.peakReservedBytes;
+        return {
+          ...row,
+          cells: [
+            { text: formatBytes(own), attributes: { 'data-bytes': String(own), title: setting } },
+            recorded === null ? '–' : formatBytes(recorded),
+            { text: formatBytes(whatIf), attributes: { 'data-what-if': String(whatIf) } },
+          ],
+        };
+      }),
     );
-    const rows = this.ranks.map((rank) => {
-      const attributes = {
-        'data-testid': 'job-rank',
-        'data-rank': String(rank.rank),
-        ...(rank === worst ? { class: 'worst' } : {}),
-      };
-      const cells = [
-        h('th', { scope: 'row' }, String(rank.rank)),
-        h('td', { class: 'job-file' }, rank.file),
-      ];
-      if (rank.failed !== null) {
-        return h(
-          'tr',
-          { ...attributes, class: 'failed', 'data-failed': 'true' },
-          ...cells,
-          h('td', { colspan: '3', class: 'job-error' }, `could not be read: ${rank.failed}`),
-        );
-      }
-      const brief = briefOf(rank);
-      if (brief === undefined)
-        return h('tr', attributes, ...cells, h('td', { colspan: '3', class: 'muted' }, 'reading…'));
-      const recorded = brief.recordedPeakReservedBytes;
-      const setting = `under ${settingName(brief.recorded?.config ?? brief.whatIf.config)}, as recorded`;
-      return h(
-        'tr',
-        attributes,
-        ...cells,
-        h('td', { 'data-bytes': String(ownOf(brief)), title: setting }, formatBytes(ownOf(brief))),
-        h('td', {}, recorded === null ? '–' : formatBytes(recorded)),
-        h(
-          'td',
-          { 'data-what-if': String(brief.whatIf.peakReservedBytes) },
-          formatBytes(brief.whatIf.peakReservedBytes),
-        ),
-      );
-    });
     this.table.replaceChildren(header, ...rows);
     const settled = this.settled();
     const mixed = mixedSettingsText(

@@ -14,8 +14,8 @@ import {
   adviceOf,
   describeDevice,
   formatBytes,
-  readTraces,
   recordedCard,
+  streamTraces,
   type Trace,
   tune,
   WhatIfLab,
@@ -100,7 +100,7 @@ function engine(): void {
   async function read(id: number, source: FileSource): Promise<{ name: string; traces: Trace[] }> {
     const { name, total, chunks } = await bytesOf(source);
     let last = 0;
-    const traces = await readTraces(chunks, {
+    const traces = await streamTraces(chunks, {
       name,
       totalBytes: total,
       onProgress: (progress) => {

@@ -30,7 +30,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
-import { readTraces, WhatIfLab } from '@allot/lab/engine';
+import { streamTraces, WhatIfLab } from '@allot/lab/engine';
 import { reportData } from '@allot/lab/report';
 import { traceBrief } from '@allot/lab/ui';
 import { torchSnapshotChunks } from '@allot/workloads';
@@ -72,7 +72,7 @@ async function cliPeaks(file: string, ...args: string[]) {
 /** The engine in Node.js on `file` at PyTorch's defaults: its events and the reserved bytes at its end. */
 async function engineEnd(file: string): Promise<{ events: number; reserved: number }> {
   const lab = new WhatIfLab();
-  lab.add(await readTraces(createReadStream(file), { name: file }), file);
+  lab.add(await streamTraces(createReadStream(file), { name: file }), file);
   const answer = lab.replay({ config: '', memory: null, fraction: null });
   const workload = answer.results.workloads[0]!;
   const { whatIf } = traceBrief(reportData(answer.results).workloads[0]!, answer.config);

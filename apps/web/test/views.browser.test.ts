@@ -19,7 +19,7 @@ import { createReadStream, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { open as openFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
-import { readTraces, stackTreeAt } from '@allot/lab/engine';
+import { stackTreeAt, streamTraces } from '@allot/lab/engine';
 import { type TorchSnapshotOptions, torchSnapshotChunks } from '@allot/workloads';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -258,7 +258,7 @@ describe.skipIf(!hasChromium)('the app’s views in headless Chromium', () => {
         const page = await withJob(width);
         const picked = (await page.locator('#state-trace option:checked').textContent())!;
         const file = join(job, basename(picked));
-        const [trace] = await readTraces(createReadStream(file), { name: file });
+        const [trace] = await streamTraces(createReadStream(file), { name: file });
         const step = Math.max(1, Math.round(trace!.length / 100));
         const event = trace!.length - 1 - 3 * step;
         await page.getByTestId('state-slider').focus();

@@ -1,3 +1,11 @@
+export {
+  PickleFloat,
+  PickleTuple,
+  type PickleValue,
+  pickle,
+  pickleFloat,
+  pickleTuple,
+} from '@allot/pickle';
 export type { Counter, Counters } from './counters';
 export {
   type DiagnosisSource,
@@ -16,14 +24,6 @@ export {
 } from './memory-stats';
 export { type MemorySummaryOptions, memorySummary } from './memory-summary';
 export {
-  PickleFloat,
-  PickleTuple,
-  type PickleValue,
-  pickle,
-  pickleFloat,
-  pickleTuple,
-} from './pickle';
-export {
   findPoolStatsSource,
   isPoolStatsSource,
   type PoolFigures,
@@ -39,7 +39,6 @@ export type { PromClientLike, RegistryLike } from './prom-client-loader';
 export { type MetricsHandle, type MetricsOptions, registerMetrics } from './prometheus';
 export { type HistogramBucket, histogramOf, type SizeHistogram } from './size-histogram';
 export type { BlockState, MemorySnapshot, SnapshotBlock, SnapshotSegment } from './snapshot';
-export type { StackFrame } from './stack-frames';
 export {
   DEFAULT_ALLOCATOR_SETTINGS,
   type TorchAnnotation,
@@ -51,7 +50,8 @@ export {
   toTorchSnapshot,
   toTorchSnapshotJson,
   toTorchSnapshotPickle,
-} from './torch-snapshot';
+} from './snapshot-export';
+export type { StackFrame } from './stack-frames';
 export type { AnnotationStage, TraceAction, TraceEvent, TraceOptions } from './trace-buffer';
 export {
   toVmaDump,

@@ -8,8 +8,8 @@
  * fills the `all` entries from the adaptor's own counters and the allocator's usage and layout.
  */
 import type { Allocator, LayoutBlock, LayoutSegment } from '@allot/core';
+import type { PickleValue } from '@allot/pickle';
 import type { Counter } from './counters';
-import type { PickleValue } from './pickle';
 
 /** PyTorch's pool split. */
 export type PoolName = 'small_pool' | 'large_pool';

@@ -1,7 +1,7 @@
 import { request } from 'node:http';
+import { unpickle } from '@allot/pickle';
 import { describe, expect, it } from 'vitest';
 import { tinyFirstFit } from '../test/support/tiny-first-fit';
-import { unpickle } from '../test/support/unpickle';
 import { serveMetrics } from './serve-metrics';
 import { withStats } from './with-stats';
 

@@ -14,7 +14,7 @@ import { memoryStats } from './memory-stats';
 import { memorySummary } from './memory-summary';
 import { asPromClient, loadPromClient, type RegistryLike } from './prom-client-loader';
 import { type MetricsOptions, registerMetrics } from './prometheus';
-import { toTorchSnapshotJson, toTorchSnapshotPickle } from './torch-snapshot';
+import { toTorchSnapshotJson, toTorchSnapshotPickle } from './snapshot-export';
 import type { StatsAllocator } from './with-stats';
 
 export interface ServeMetricsOptions extends MetricsOptions {

@@ -4,8 +4,8 @@
  * it into files other tools open.
  */
 import type { Usage } from '@allot/core';
+import type { PickleValue } from '@allot/pickle';
 import type { Counters } from './counters';
-import type { PickleValue } from './pickle';
 import type { TraceEvent } from './trace-buffer';
 
 /** State of a block, in PyTorch's words. */

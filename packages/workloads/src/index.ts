@@ -1,4 +1,13 @@
 export {
+  DEFAULT_MACHINE_LIMITS,
+  DEFAULT_UNPICKLE_LIMITS,
+  type MachineLimits,
+  type UnpickledValue,
+  type UnpickleLimits,
+  type UnpickleOptions,
+  unpickle,
+} from '@allot/pickle';
+export {
   type AddressSource,
   type AddressSourceOptions,
   addressSource,
@@ -23,7 +32,7 @@ export {
   type TorchSnapshotSummary,
   torchSnapshotChunks,
   writeTorchSnapshot,
-} from './generators/torch-snapshot';
+} from './generators/snapshot-generator';
 export {
   type TrainingBudget,
   type TrainingLoopOptions,
@@ -32,6 +41,8 @@ export {
 } from './generators/training-loop';
 export { Random } from './random';
 export { formatCsvTrace, parseCsvTrace } from './readers/csv-trace';
+export { Action as EntryAction, DeviceEntries } from './readers/device-entries';
+export type { EndBlock, EndSegment } from './readers/end-state';
 export {
   formatMallocTrace,
   type ParseTraceOptions,
@@ -43,41 +54,29 @@ export {
   DEFAULT_MAX_STREAM_BYTES,
   detectDecompressedFormat,
   detectTraceFormat,
-  parseDecompressed,
   type ReadTraceFileOptions,
   TRACE_FORMATS,
   type TraceFormat,
 } from './readers/parse-traces';
-export {
-  DEFAULT_UNPICKLE_LIMITS,
-  type UnpickledValue,
-  type UnpickleLimits,
-  type UnpickleOptions,
-  unpickle,
-} from './readers/pickle';
-export {
-  DEFAULT_MACHINE_LIMITS,
-  type MachineLimits,
-} from './readers/pickle-machine';
-export { PointerEvents, parseAddress } from './readers/pointer-events';
+export { parseAddress } from './readers/recorded-values';
 export { formatRmmLog, parseRmmLog, RMM_LOG_HEADER } from './readers/rmm-log';
-export {
-  type SnapshotRecords,
-  SnapshotStream,
-  type SnapshotStreamOptions,
-} from './readers/snapshot-stream';
-export { MAX_STACK_FRAMES, StackFrames, StackTable } from './readers/stack-table';
-export { type ParseTorchProfilerOptions, parseTorchProfilerTrace } from './readers/torch-profiler';
+export { SnapshotReader, type SnapshotReaderOptions } from './readers/snapshot-reader';
 export {
   type ParseTorchSnapshotOptions,
   parseTorchSnapshot,
+  type SnapshotRecords,
   snapshotTraces,
-} from './readers/torch-snapshot';
+} from './readers/snapshot-traces';
+export { MAX_STACK_FRAMES, StackFrames, StackTable } from './readers/stack-table';
+export { type ParseTorchProfilerOptions, parseTorchProfilerTrace } from './readers/torch-profiler';
 export {
   type Gunzip,
+  parseTraces,
   type ReadProgress,
+  readBlobTraces,
   type StreamTracesOptions,
   streamTraces,
+  type TraceSource,
   webGunzip,
 } from './readers/trace-stream';
 export {

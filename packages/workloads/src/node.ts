@@ -2,10 +2,7 @@ export {
   detectTraceFormatOf,
   type FindTracesDirOptions,
   findTracesDir,
-  parseTraces,
-  type ReadTracesStreamingOptions,
-  readTraceFile,
+  type ReadTracesOptions,
   readTraces,
-  readTracesStreaming,
   TRACES_DIR_ENV,
-} from './readers/read-trace-file';
+} from './readers/node-traces';

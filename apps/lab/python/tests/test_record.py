@@ -4,8 +4,10 @@ claims, step schedule and failure handling, with a fake torch that logs what it 
     python3 -m unittest discover -s apps/lab/python/tests     (src/record/python.test.ts runs it)
 """
 
+import atexit
 import io
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -20,7 +22,10 @@ import allot_lab_record_files as files  # noqa: E402
 
 
 def folder():
-    return tempfile.mkdtemp(prefix="allot-record-test-")
+    """A new temporary folder, removed when the tests end."""
+    path = tempfile.mkdtemp(prefix="allot-record-test-")
+    atexit.register(shutil.rmtree, path, True)
+    return path
 
 
 class SettingsTest(unittest.TestCase):

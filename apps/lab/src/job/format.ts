@@ -3,14 +3,16 @@
  * whose recording disagrees with the model, and (tune) the one setting for every rank.
  */
 import { formatColumns } from '../report/tables';
-import { formatBytes, formatCount, formatPercent, formatRatio } from '../units';
+import {
+  formatBytes,
+  formatCount,
+  formatPercent,
+  formatRatio,
+  formatSignedPercent,
+} from '../units';
 import { confText, settingGroupsText } from './job-notes';
 import { rankList } from './rank-name';
 import { FLAG_ERROR, FLAG_MATCH, type JobRank, type JobResults } from './results';
-
-function signed(fraction: number): string {
-  return `${fraction >= 0 ? '+' : '−'}${formatPercent(Math.abs(fraction))}`;
-}
 
 /** The job's first lines: what was read, how the ranks were named, what was left out. */
 function headLines(job: JobResults): string[] {
@@ -33,7 +35,7 @@ function fidelityCells(rank: JobRank): string[] {
     f?.segmentsRecorded !== undefined ? `${f.segmentsMatched} of ${f.segmentsRecorded}` : '–';
   return [
     rank.recordedPeakReservedBytes === null ? '–' : formatBytes(rank.recordedPeakReservedBytes),
-    f?.error == null ? '–' : signed(f.error),
+    f?.error == null ? '–' : formatSignedPercent(f.error),
     segments,
     rank.flagged === null ? '' : '!',
   ];

@@ -1,10 +1,11 @@
 /**
- * The HTML report as `allot-lab` writes it: one file that opens from disk with no network access.
+ * The lab's page files as `allot-lab` writes them, each one file that opens from disk with no
+ * network access: the report of a run, and a job's page (`job/report.ts`).
  *
  * ```
  *  <style> uPlot's style and the report's (ui/report.css) </style>
- *  <main id="report"></main>
- *  <script type="application/json" id="lab-data"> the page data (page.ts) </script>
+ *  <main id="report" data-page="report | job"></main>
+ *  <script type="application/json" id="lab-data"> the page data (page.ts, or a job's) </script>
  *  <script> the client modules and uPlot, one IIFE (ui/standalone.ts) </script>
  * ```
  *
@@ -39,11 +40,14 @@ function scriptJson(value: unknown): string {
   return JSON.stringify(value).replaceAll('<', '\\u003c').replaceAll('\u2028', '\\u2028');
 }
 
+/** Which page a file is: the script draws its data as the one or the other. */
+export type PageKind = 'report' | 'job';
+
 /**
- * The report page in parts, in order: a writer writes them one after the other without joining a
+ * A page file in parts, in order: a writer writes them one after the other without joining a
  * page of megabytes into one string (and that string into one buffer).
  */
-export function reportParts(results: LabResults): string[] {
+export function pageParts(page: PageKind, data: unknown): string[] {
   const { script, style } = clientAssets();
   return [
     `<!doctype html>
@@ -51,15 +55,20 @@ export function reportParts(results: LabResults): string[] {
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>allot lab report</title>
+<title>allot lab ${page}</title>
 <style>${style}</style>
 </head>
 <body>
-<main id="report"><noscript>This report is drawn by its script: open it with JavaScript on.</noscript></main>
+<main id="report" data-page="${page}"><noscript>This page is drawn by its script: open it with JavaScript on.</noscript></main>
 <script type="application/json" id="lab-data">`,
-    scriptJson(reportData(results)),
+    scriptJson(data),
     `</script>\n<script>${script}</script>\n</body>\n</html>\n`,
   ];
+}
+
+/** The report page of `results`, in parts (see {@link pageParts}). */
+export function reportParts(results: LabResults): string[] {
+  return pageParts('report', reportData(results));
 }
 
 /** Writes `parts` to `path`, one after the other. */

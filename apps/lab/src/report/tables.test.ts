@@ -93,8 +93,8 @@ describe('the fidelity lines under --capacity', () => {
   const file = folder === null ? null : join(folder, 'pytorch-h100', 'train-default.pickle.gz');
   it.skipIf(file === null || !existsSync(file))(
     'compare the recorded settings on the recording’s own device, and say the capacity was set aside',
-    () => {
-      const [trace] = readTraces(file!);
+    async () => {
+      const [trace] = await readTraces(file!);
       const [workload] = runWorkloads(
         [{ id: 'train', title: 'train', description: 'd', trace: trace!, recordedRow: 'caching' }],
         [findRow('caching')!],

@@ -21,6 +21,18 @@ export function h<K extends keyof HTMLElementTagNameMap>(
   return element;
 }
 
+/** An SVG element with attributes and children, as {@link h} makes an HTML one. */
+export function svg<K extends keyof SVGElementTagNameMap>(
+  tag: K,
+  attributes: Readonly<Record<string, string | number>> = {},
+  ...children: (Node | string)[]
+): SVGElementTagNameMap[K] {
+  const element = document.createElementNS('http://www.w3.org/2000/svg', tag);
+  for (const [name, value] of Object.entries(attributes)) element.setAttribute(name, String(value));
+  element.append(...children);
+  return element;
+}
+
 /** `parts` with a line break between each two. */
 export function lines(parts: readonly (Node | string)[]): (Node | string)[] {
   return parts.flatMap((part, i) => (i === 0 ? [part] : [document.createElement('br'), part]));

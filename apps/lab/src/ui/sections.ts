@@ -337,7 +337,8 @@ function stacksSection(
   ];
 }
 
-function swatch(color: string): HTMLElement {
+/** A legend's square of `color`. */
+export function swatch(color: string): HTMLElement {
   return h('span', { class: 'legend-swatch', style: `background:${color}` });
 }
 

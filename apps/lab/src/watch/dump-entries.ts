@@ -4,16 +4,25 @@
  * settings, and the part of the entries a later dump adds, as a snapshot of its own.
  *
  * ```
- *  SnapshotStream's records ─► the device with the most events ─► DumpEntries (columns: action,
- *  addr, size, stream, time_us; device_free of each oom entry)
- *  entries [from, end) + the dump's segments ─► a snapshot dict ─► parseTorchSnapshot ─► a chunk
- *  trace whose starting state is the pool as it was at entry `from`
+ *  SnapshotReader's records ─► each device's rows, copied before snapshotTraces settles them ─►
+ *  the device with the most events ─► DumpEntries (columns: action, addr, size, stream, time_us,
+ *  stack; device_free of each oom entry)
+ *  entries [from, end) + the dump's segments ─► DeviceEntries of their own ─► snapshotTraces ─► a
+ *  chunk trace whose starting state is the pool as it was at entry `from`
  * ```
  *
- * The columns are the stream reader's own (read, never copied); this module is the one place that
- * knows their shape, and checks it. Browser-safe: no Node module.
+ * Browser-safe: no Node module.
  */
-import { parseTorchSnapshot, type SnapshotRecords, type Trace } from '@allot/workloads';
+import {
+  DEFAULT_MAX_SNAPSHOT_EVENTS,
+  DeviceEntries,
+  type EndSegment,
+  EntryAction,
+  type SnapshotRecords,
+  type StackTable,
+  snapshotTraces,
+  type Trace,
+} from '@allot/workloads';
 
 /** Entry actions, indexed by the code the reader's columns hold (255: a malformed entry). */
 export const ENTRY_ACTIONS = [
@@ -29,10 +38,8 @@ export const ENTRY_ACTIONS = [
   'snapshot',
 ] as const;
 
-/** Codes of {@link ENTRY_ACTIONS} by name. */
-export const ACTION = Object.fromEntries(ENTRY_ACTIONS.map((name, code) => [name, code])) as {
-  readonly [K in (typeof ENTRY_ACTIONS)[number]]: number;
-};
+/** Codes of {@link ENTRY_ACTIONS} by name: the reader's own (`EntryAction`). */
+export const ACTION: { readonly [K in (typeof ENTRY_ACTIONS)[number]]: number } = EntryAction;
 
 /** One device's trace entries, as columns. */
 export interface DumpEntries {
@@ -48,6 +55,10 @@ export interface DumpEntries {
   readonly time: Float64Array;
   /** `device_free` of each `oom` entry, by index. */
   readonly deviceFree: ReadonlyMap<number, number>;
+  /** Each entry's stack in the dump's stack table (0 for none); null when none has one. */
+  readonly stack?: Int32Array | null;
+  /** Whether any entry is a `free_completed` (else frees happen at `free_requested`). */
+  readonly hasFreeCompleted?: boolean;
 }
 
 /** A dump read: its entries on the device the watch follows, its end state and settings. */
@@ -55,45 +66,55 @@ export interface Dump {
   /** The device followed: the one whose trace has the most events. */
   readonly device: number;
   readonly entries: DumpEntries;
-  /** The end state's `segments`, as plain values (every device's). */
-  readonly segments: unknown;
-  readonly allocatorSettings: unknown;
+  /** The end state's `segments` (every device's). */
+  readonly segments: readonly EndSegment[];
+  /** The recorded `PYTORCH_CUDA_ALLOC_CONF`, when the dump states one. */
+  readonly allocConf: string | undefined;
+  /** The frames and stacks the entries' and blocks' stacks refer to. */
+  readonly stacks: StackTable;
   /** The dump's trace on that device (its starting state rebuilt from the whole window). */
   readonly trace: Trace;
 }
 
-function isEntries(value: unknown): value is DumpEntries {
-  const columns = value as Partial<DumpEntries> | null;
-  return (
-    typeof columns === 'object' &&
-    columns !== null &&
-    typeof columns.length === 'number' &&
-    columns.action instanceof Uint8Array &&
-    columns.addr instanceof Float64Array &&
-    columns.size instanceof Float64Array &&
-    columns.stream instanceof Float64Array &&
-    columns.time instanceof Float64Array &&
-    columns.deviceFree instanceof Map
-  );
+/**
+ * The entries of `device` as columns of their own: read them before `snapshotTraces`, which settles
+ * the rows in place.
+ */
+export function entriesOf(device: DeviceEntries): DumpEntries {
+  const { rows, length } = device;
+  return {
+    length,
+    action: rows.op.slice(0, length),
+    addr: rows.address.slice(0, length),
+    size: rows.size.slice(0, length),
+    stream: rows.stream.slice(0, length),
+    time: rows.time?.slice(0, length) ?? new Float64Array(length).fill(Number.NaN),
+    deviceFree: new Map(device.deviceFree),
+    stack: rows.stack?.slice(0, length) ?? null,
+    hasFreeCompleted: device.hasFreeCompleted,
+  };
 }
 
 /**
- * The dump of `records` whose traces (`traces`, as `snapshotTraces` built them) are given: the
- * device with the most events. Throws a plain Error when the reader's columns are not what this
- * module expects (a bug, not the input).
+ * The dump of `records`, whose traces `traces` are (as `snapshotTraces` built them) and whose
+ * devices' entries `columns` are (as {@link entriesOf} copied them first): the device with the
+ * most events.
  */
-export function dumpOf(records: SnapshotRecords, traces: readonly Trace[]): Dump {
+export function dumpOf(
+  records: SnapshotRecords,
+  traces: readonly Trace[],
+  columns: readonly (DumpEntries | undefined)[],
+): Dump {
   const trace = traces.reduce((a, b) => (b.length > a.length ? b : a));
   const device = typeof trace.meta.device === 'number' ? trace.meta.device : 0;
-  const columns = Array.isArray(records.devices) ? records.devices[device] : undefined;
-  if (!isEntries(columns)) {
-    throw new Error(`the snapshot reader's entries of device ${device} are not columns`);
-  }
+  const entries = columns[device];
+  if (entries === undefined) throw new Error(`device ${device} has a trace but no entries`);
   return {
     device,
-    entries: columns,
+    entries,
     segments: records.segments,
-    allocatorSettings: records.allocatorSettings,
+    allocConf: records.allocConf,
+    stacks: records.stacks,
     trace,
   };
 }
@@ -129,14 +150,28 @@ export function plainEntry(entries: DumpEntries, i: number): Record<string, unkn
  * they hold no allocation or free.
  */
 export function chunkTrace(dump: Dump, from: number, name: string): Trace | null {
-  const entries: Record<string, unknown>[] = [];
-  for (let i = from; i < dump.entries.length; i++) entries.push(plainEntry(dump.entries, i));
-  const device_traces: unknown[] = [];
-  for (let d = 0; d < dump.device; d++) device_traces.push([]);
-  device_traces.push(entries);
-  const traces = parseTorchSnapshot(
-    { segments: dump.segments, device_traces, allocator_settings: dump.allocatorSettings },
-    { name },
+  const { entries } = dump;
+  const chunk = new DeviceEntries(name, DEFAULT_MAX_SNAPSHOT_EVENTS);
+  chunk.hasFreeCompleted = entries.hasFreeCompleted ?? false;
+  for (let i = from; i < entries.length; i++) {
+    const at = chunk.rows.add(
+      entries.action[i]!,
+      entries.addr[i]!,
+      entries.size[i]!,
+      entries.stream[i]!,
+      i - from + 1,
+      entries.time[i]!,
+      entries.stack?.[i] ?? 0,
+    );
+    const free = entries.deviceFree.get(i);
+    if (free !== undefined) chunk.deviceFree.set(at, free);
+  }
+  const devices: (DeviceEntries | never[])[] = [];
+  for (let d = 0; d < dump.device; d++) devices.push([]);
+  devices.push(chunk);
+  const traces = snapshotTraces(
+    { devices, segments: dump.segments, allocConf: dump.allocConf, stacks: dump.stacks },
+    { name, maxEvents: DEFAULT_MAX_SNAPSHOT_EVENTS },
   );
   return traces.find((trace) => trace.meta.device === dump.device) ?? null;
 }

@@ -11,8 +11,10 @@
  *             inactive in a segment of several blocks: inactive_split (what empty_cache cannot free)
  * ```
  *
+ * A block's `requested_size` is its size where the dump records none (as the reader keeps it).
  * Browser-safe: no Node module.
  */
+import type { EndSegment } from '@allot/workloads';
 
 /** The pools `memory_stats()` breaks its figures down by. */
 export const STAT_POOLS = ['all', 'small_pool', 'large_pool'] as const;
@@ -36,23 +38,8 @@ export type StatPool = (typeof STAT_POOLS)[number];
 /** `memory_stats()`-style figures: `stats[family][pool]`, in bytes or counts. */
 export type DumpStats = Readonly<Record<StatFamily, Readonly<Record<StatPool, number>>>>;
 
-type Plain = { readonly [key: string]: unknown };
-
-function isPlain(value: unknown): value is Plain {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function numberOf(value: unknown): number {
-  if (typeof value === 'number' && Number.isFinite(value)) return value;
-  if (typeof value === 'bigint') return Number(value);
-  return 0;
-}
-
-/** PyTorch's small-pool segment size: a segment of 2 MiB without a type is a small one. */
-const SMALL_SEGMENT = 2 ** 21;
-
-/** The figures of `device` in a dump's `segments` (plain values, as the reader keeps them). */
-export function dumpStats(segments: unknown, device: number): DumpStats {
+/** The figures of `device` in a dump's end state (its segments, as the reader records them). */
+export function dumpStats(segments: readonly EndSegment[] | undefined, device: number): DumpStats {
   const stats = Object.fromEntries(
     STAT_FAMILIES.map((family) => [family, { all: 0, small_pool: 0, large_pool: 0 }]),
   ) as Record<StatFamily, Record<StatPool, number>>;
@@ -60,30 +47,22 @@ export function dumpStats(segments: unknown, device: number): DumpStats {
     stats[family].all += value;
     stats[family][pool] += value;
   };
-  for (const segment of Array.isArray(segments) ? segments : []) {
-    if (!isPlain(segment) || numberOf(segment.device) !== device) continue;
-    const size = numberOf(segment.total_size);
-    const type = segment.segment_type;
-    const pool: StatPool =
-      type === 'small' || (type !== 'large' && size === SMALL_SEGMENT)
-        ? 'small_pool'
-        : 'large_pool';
-    add('reserved_bytes', pool, size);
+  for (const segment of segments ?? []) {
+    if (segment.device !== device || !Number.isFinite(segment.size)) continue;
+    const pool: StatPool = segment.pool === 'small' ? 'small_pool' : 'large_pool';
+    add('reserved_bytes', pool, segment.size);
     add('segment', pool, 1);
-    const blocks = Array.isArray(segment.blocks) ? segment.blocks.filter(isPlain) : [];
-    for (const block of blocks) {
-      const bytes = numberOf(block.size);
-      const state = typeof block.state === 'string' ? block.state : '';
-      if (state.startsWith('active')) {
-        add('active_bytes', pool, bytes);
+    for (const block of segment.blocks) {
+      if (block.active) {
+        add('active_bytes', pool, block.size);
         add('active', pool, 1);
-        add('requested_bytes', pool, numberOf(block.requested_size));
-        if (state === 'active_allocated') {
-          add('allocated_bytes', pool, bytes);
+        add('requested_bytes', pool, block.requested);
+        if (block.allocated) {
+          add('allocated_bytes', pool, block.size);
           add('allocation', pool, 1);
         }
-      } else if (blocks.length > 1) {
-        add('inactive_split_bytes', pool, bytes);
+      } else if (segment.blocks.length > 1) {
+        add('inactive_split_bytes', pool, block.size);
         add('inactive_split', pool, 1);
       }
     }

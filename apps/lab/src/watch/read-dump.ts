@@ -5,19 +5,21 @@
  * and the byte or entry, as `replay` words it.
  *
  * ```
- *  file ─► 1 MiB chunks ─► gzip? (webGunzip) ─► SnapshotStream ─► records ─► snapshotTraces ─► Dump
+ *  file ─► 1 MiB chunks ─► gzip? (webGunzip) ─► SnapshotReader ─► records ─► each device's entries
+ *  copied ─► snapshotTraces ─► Dump
  * ```
  */
 import { createReadStream } from 'node:fs';
 import {
   DEFAULT_MAX_SNAPSHOT_EVENTS,
   DEFAULT_MAX_STREAM_BYTES,
-  SnapshotStream,
+  DeviceEntries,
+  SnapshotReader,
   snapshotTraces,
   TraceFormatError,
   webGunzip,
 } from '@allot/workloads';
-import { type Dump, dumpOf } from './dump-entries';
+import { type Dump, type DumpEntries, dumpOf, entriesOf } from './dump-entries';
 
 /** Bytes read from the file at once. */
 const READ_CHUNK = 1 << 20;
@@ -78,7 +80,7 @@ export async function readDump(path: string, name: string): Promise<Dump> {
             );
       })
     : all();
-  const stream = new SnapshotStream({ name, maxEvents: DEFAULT_MAX_SNAPSHOT_EVENTS });
+  const stream = new SnapshotReader({ name, maxEvents: DEFAULT_MAX_SNAPSHOT_EVENTS });
   let checked = false;
   for await (const chunk of bounded(decoded, name, DEFAULT_MAX_STREAM_BYTES, 'after gunzip')) {
     if (!checked && chunk.length > 0) {
@@ -106,6 +108,12 @@ export async function readDump(path: string, name: string): Promise<Dump> {
     );
   }
   const records = stream.end();
+  // The entries as recorded, before snapshotTraces settles their rows into events in place.
+  const columns: (DumpEntries | undefined)[] = Array.isArray(records.devices)
+    ? records.devices.map((device) =>
+        device instanceof DeviceEntries ? entriesOf(device) : undefined,
+      )
+    : [];
   const traces = snapshotTraces(records, { name, maxEvents: DEFAULT_MAX_SNAPSHOT_EVENTS });
   if (traces.length === 0) {
     throw new TraceFormatError(
@@ -116,5 +124,5 @@ export async function readDump(path: string, name: string): Promise<Dump> {
       'event',
     );
   }
-  return dumpOf(records, traces);
+  return dumpOf(records, traces, columns);
 }

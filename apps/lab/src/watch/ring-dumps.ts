@@ -315,7 +315,9 @@ function snapshotDict(plan: RankPlan, segments: UnpickledValue[], entries: Unpic
   return {
     segments,
     device_traces,
-    allocator_settings: plan.dump.allocatorSettings as UnpickledValue,
+    allocator_settings: (plan.dump.allocConf === undefined
+      ? {}
+      : { PYTORCH_CUDA_ALLOC_CONF: plan.dump.allocConf }) as UnpickledValue,
   };
 }
 

@@ -6,6 +6,7 @@
 import { mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { EndSegment } from '@allot/workloads';
 import { describe, expect, it } from 'vitest';
 import { lab } from '../lab';
 import { EXIT_BAD_INPUT, parseArguments, UsageError } from '../options';
@@ -73,28 +74,34 @@ describe('where a dump joins the dump before it', () => {
 
 describe("memory_stats() from a dump's segments", () => {
   it('sums reserved, allocated, active, requested and inactive split bytes per pool', () => {
+    const MiB = 2 ** 20;
+    const block = (address: number, size: number, requested: number, state: string) => ({
+      address,
+      size,
+      requested,
+      active: state.startsWith('active'),
+      allocated: state === 'active_allocated',
+      stack: 0,
+    });
+    const segment = (
+      address: number,
+      size: number,
+      pool: 'small' | 'large',
+      blocks: ReturnType<typeof block>[],
+      device = 0,
+    ): EndSegment => ({ device, address, size, pool, stream: 0, expandable: false, blocks });
     const segments = [
-      {
-        device: 0,
-        total_size: 2 ** 21,
-        segment_type: 'small',
-        blocks: [
-          { size: 512, requested_size: 500, state: 'active_allocated' },
-          { size: 2 ** 21 - 512, requested_size: 0, state: 'inactive' },
-        ],
-      },
-      {
-        device: 0,
-        total_size: 20 * 2 ** 20,
-        segment_type: 'large',
-        blocks: [
-          { size: 8 * 2 ** 20, requested_size: 8 * 2 ** 20 - 1, state: 'active_pending_free' },
-          { size: 12 * 2 ** 20, requested_size: 0, state: 'inactive' },
-        ],
-      },
+      segment(0, 2 * MiB, 'small', [
+        block(0, 512, 500, 'active_allocated'),
+        block(512, 2 * MiB - 512, 2 * MiB - 512, 'inactive'),
+      ]),
+      segment(4 * MiB, 20 * MiB, 'large', [
+        block(4 * MiB, 8 * MiB, 8 * MiB - 1, 'active_pending_free'),
+        block(12 * MiB, 12 * MiB, 12 * MiB, 'inactive'),
+      ]),
       // A whole free segment: empty_cache can release it, so it is no inactive split.
-      { device: 0, total_size: 2 ** 22, blocks: [{ size: 2 ** 22, state: 'inactive' }] },
-      { device: 1, total_size: 2 ** 30, blocks: [] },
+      segment(32 * MiB, 4 * MiB, 'large', [block(32 * MiB, 4 * MiB, 4 * MiB, 'inactive')]),
+      segment(0, 2 ** 30, 'large', [], 1),
     ];
     const stats = dumpStats(segments, 0);
     expect(stats.reserved_bytes).toEqual({

@@ -1,4 +1,4 @@
-/** Runs python3 when it exists (the pickle checks fall back to the reader in `unpickle.ts`). */
+/** Runs python3 when it exists (the pickle checks fall back to `unpickle` of @allot/pickle). */
 import { spawnSync } from 'node:child_process';
 
 export const hasPython = spawnSync('python3', ['--version']).status === 0;

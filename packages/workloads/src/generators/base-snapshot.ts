@@ -11,9 +11,8 @@
  * a segment that of its `segment_alloc`. Inactive blocks keep the empty list, as in PyTorch, which
  * forgets the context of a freed block.
  */
-import type { UnpickledValue } from '../readers/pickle';
-import type { PickleWriter } from './pickle-writer';
-import { ItemBatches } from './pickle-writer';
+import { ItemBatches, type PickleWriter, type UnpickledValue } from '@allot/pickle';
+import { isDict as isRecordedDict } from '../readers/recorded-values';
 import type { Dict, SnapshotEncoder } from './snapshot-encoder';
 
 /** What a base snapshot held. */
@@ -26,14 +25,8 @@ export interface BaseCounts {
 /** Block states that are active, and so keep the context of their allocation. */
 const ACTIVE_STATES = new Set(['active_allocated', 'active_pending_free']);
 
-function isDict(value: UnpickledValue | undefined): value is Dict {
-  return (
-    typeof value === 'object' &&
-    value !== null &&
-    !Array.isArray(value) &&
-    !(value instanceof Uint8Array)
-  );
-}
+/** Whether `value` (read by `unpickle`) is a dict: the readers' test, with the writer's type. */
+const isDict = (value: UnpickledValue | undefined): value is Dict => isRecordedDict(value);
 
 function dictsOf(value: UnpickledValue | undefined, what: string): Dict[] {
   if (!Array.isArray(value) || !value.every(isDict)) {

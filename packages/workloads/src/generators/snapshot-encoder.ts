@@ -1,7 +1,7 @@
 /**
  * The dicts of a PyTorch memory snapshot, written as `torch.cuda.memory._dump_snapshot()` pickles
  * them: PyTorch's key order (`THCPModule_memorySnapshot`), its shared objects (see
- * snapshot-strings.ts and stack-lists.ts) and CPython's opcodes (pickle-writer.ts).
+ * snapshot-strings.ts and stack-lists.ts) and CPython's opcodes (`@allot/pickle`'s writer).
  *
  * ```
  *  {segments: [{device, address, total_size, allocated_size, active_size, requested_size, stream,
@@ -20,9 +20,8 @@
  * tuple, and the lists and dicts under a `frames` key keep their identity (a frame dict that the
  * file shared is shared again).
  */
-import type { UnpickledValue } from '../readers/pickle';
+import { ItemBatches, type PickleWriter, type UnpickledValue } from '@allot/pickle';
 import { ACTION_NAMES, type EntrySink } from './caching-simulation';
-import { ItemBatches, type PickleWriter } from './pickle-writer';
 import { InternedStrings, StringTable } from './snapshot-strings';
 import { FRAME_KEYS, StackLists, type StackOptions } from './stack-lists';
 

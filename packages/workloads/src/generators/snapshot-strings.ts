@@ -9,7 +9,7 @@
  * - Every other value (a `compile_context`, a file name in a frame) is a new object each time
  *   PyTorch converts it from C++.
  */
-import type { PickleWriter } from './pickle-writer';
+import type { PickleWriter } from '@allot/pickle';
 
 /** Whether CPython keeps one object for this string (empty, or one character below U+0100). */
 export function isSingletonString(value: string): boolean {

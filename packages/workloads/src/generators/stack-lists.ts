@@ -17,9 +17,8 @@
  *  a stack walks down the levels, each frame a child of the one before, so stacks share prefixes
  * ```
  */
+import { BATCH_SIZE, type PickleWriter } from '@allot/pickle';
 import { Random } from '../random';
-import type { PickleWriter } from './pickle-writer';
-import { BATCH_SIZE } from './pickle-writer';
 import { type InternedStrings, StringTable } from './snapshot-strings';
 
 /** Options of {@link StackLists}. */

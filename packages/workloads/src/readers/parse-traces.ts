@@ -1,19 +1,17 @@
 /**
- * Parsing a trace's bytes, once decompressed, in any JavaScript runtime (no Node module): format
- * detection, the input limits, and the readers of each format. A pickled snapshot goes through the
- * streaming snapshot reader even when it is whole in memory; files are read, and gzip undone, by
- * `read-trace-file.ts` (Node) or `trace-stream.ts` (any runtime, from a stream).
+ * Parsing a trace's bytes, once decompressed and whole, in any JavaScript runtime (no Node module):
+ * format detection, the input limits, and the readers of the formats read whole (text and JSON).
+ * Bytes come here through `trace-stream.ts`, which reads a pickled snapshot itself, as it streams.
  */
+import { DEFAULT_MACHINE_LIMITS, type MachineLimits } from '@allot/pickle';
 import { TraceFormatError } from '../errors';
 import type { Trace } from '../trace';
 import { DEFAULT_MAX_EVENTS } from '../trace';
 import { parseCsvTrace } from './csv-trace';
 import { parseMallocTrace } from './malloc-trace';
-import { DEFAULT_MACHINE_LIMITS, type MachineLimits } from './pickle-machine';
 import { parseRmmLog } from './rmm-log';
-import { SnapshotStream } from './snapshot-stream';
+import { parseTorchSnapshot } from './snapshot-traces';
 import { parseTorchProfilerTrace } from './torch-profiler';
-import { parseTorchSnapshot, snapshotTraces } from './torch-snapshot';
 
 const utf8 = new TextDecoder('utf-8');
 
@@ -32,7 +30,7 @@ export const DEFAULT_MAX_INPUT_BYTES = 128 * 1024 * 1024;
 
 /**
  * Most bytes a pickled snapshot may have, compressed or not, unless told otherwise. It is read in
- * one streaming pass that keeps only what the replay uses (see {@link SnapshotStream}), so memory
+ * one streaming pass that keeps only what the replay uses (see {@link SnapshotReader}), so memory
  * follows what it keeps, bounded by the pickle reader's own limits, not the file's length.
  */
 export const DEFAULT_MAX_STREAM_BYTES = 16 * 1024 * 1024 * 1024;
@@ -108,7 +106,7 @@ export function firstNonSpace(bytes: Uint8Array): number {
   return -1;
 }
 
-/** Options of {@link readTraceFile}, {@link readTraces} and {@link parseTraces}. */
+/** Options of every reader of traces: `streamTraces` and its adapters. */
 export interface ReadTraceFileOptions {
   /** Skip detection and read this format. */
   readonly format?: TraceFormat;
@@ -255,12 +253,12 @@ export function requireEvents(traces: Trace[], name: string): Trace[] {
 }
 
 /**
- * Every trace in decompressed bytes `data`: one for the text formats, one per device for PyTorch
- * snapshots and profiler traces.
+ * Every trace in decompressed bytes `data`, which are no pickle: one for the text formats, one per
+ * device for PyTorch snapshots (as JSON) and profiler traces.
  *
  * @throws TraceFormatError when the format is unknown or the content is malformed.
  */
-export function parseDecompressed(data: Uint8Array, options: ReadTraceFileOptions = {}): Trace[] {
+export function parseWhole(data: Uint8Array, options: ReadTraceFileOptions = {}): Trace[] {
   const name = options.name ?? 'trace';
   const maxBytes = options.maxBytes ?? DEFAULT_MAX_INPUT_BYTES;
   const maxEvents = options.maxEvents ?? DEFAULT_MAX_EVENTS;
@@ -287,18 +285,8 @@ export function parseDecompressed(data: Uint8Array, options: ReadTraceFileOption
       return requireEvents([parseCsvTrace(text(), { name, maxEvents })], name);
     case 'rmm':
       return requireEvents([parseRmmLog(text(), { name, maxEvents })], name);
-    case 'torch-snapshot': {
-      if (data[0] !== PICKLE_PROTO) {
-        return requireSnapshotTraces(parseTorchSnapshot(json(), { name, maxEvents }), name);
-      }
-      const stream = new SnapshotStream({
-        name,
-        maxEvents,
-        limits: machineLimits(options.maxBytes),
-      });
-      stream.push(data);
-      return requireSnapshotTraces(snapshotTraces(stream.end(), { name, maxEvents }), name);
-    }
+    case 'torch-snapshot':
+      return requireSnapshotTraces(parseTorchSnapshot(json(), { name, maxEvents }), name);
     case 'torch-profiler':
       return requireEvents(
         parseTorchProfilerTrace(json(), {

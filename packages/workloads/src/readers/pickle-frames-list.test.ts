@@ -8,16 +8,15 @@
  * Runs: FC_NUM_RUNS (default 200); seeded (FC_SEED overrides, FC_PATH replays).
  */
 import { createHash } from 'node:crypto';
+import { type MachineLimits, withoutFastPaths } from '@allot/pickle';
 import { assertYielding } from '@allot/testkit';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { TraceFormatError } from '../errors';
-import { torchSnapshotChunks } from '../generators/torch-snapshot';
+import { torchSnapshotChunks } from '../generators/snapshot-generator';
 import type { Trace } from '../trace';
-import type { MachineLimits } from './pickle-machine';
-import { withoutFastPaths } from './pickle-machine';
-import { SnapshotStream } from './snapshot-stream';
-import { snapshotTraces } from './torch-snapshot';
+import { SnapshotReader } from './snapshot-reader';
+import { snapshotTraces } from './snapshot-traces';
 
 const parameters: fc.Parameters<unknown> = {
   numRuns: Number(process.env.FC_NUM_RUNS ?? 200),
@@ -66,7 +65,7 @@ function outcome(
   limits?: Partial<MachineLimits>,
 ): Outcome {
   try {
-    const stream = new SnapshotStream({ name: 's', ...(limits ? { limits } : {}) });
+    const stream = new SnapshotReader({ name: 's', ...(limits ? { limits } : {}) });
     for (let at = 0, i = 0; at < bytes.length && !stream.complete; i++) {
       const n = cuts[i % cuts.length]!;
       stream.push(bytes.subarray(at, at + n));

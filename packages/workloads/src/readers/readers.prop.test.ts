@@ -9,13 +9,14 @@
  * overrides it, FC_PATH replays a failure) so the default test run is the same every time.
  */
 import { gzipSync } from 'node:zlib';
+import { PickleError, type PickleValue, pickle, unpickle } from '@allot/pickle';
 import { assertYielding } from '@allot/testkit';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { TraceFormatError } from '../errors';
-import { unpickle } from './pickle';
+import { TRACE_FORMATS, type TraceFormat } from './parse-traces';
 import { pickles } from './pickle-test-support';
-import { parseTraces, TRACE_FORMATS, type TraceFormat } from './read-trace-file';
+import { parseTraces } from './trace-stream';
 
 const fuzzing = process.env.ALLOT_FUZZ === '1';
 const parameters: fc.Parameters<unknown> = {
@@ -48,11 +49,15 @@ function bytesOf(value: string | Uint8Array): Uint8Array {
 }
 
 /** Reads `bytes`; fails the property on anything but traces or a TraceFormatError. */
-function readsSafely(bytes: Uint8Array, format: TraceFormat | undefined): void {
+async function readsSafely(bytes: Uint8Array, format: TraceFormat | undefined): Promise<void> {
   const heapBefore = process.memoryUsage().heapUsed;
   const start = performance.now();
   try {
-    const traces = parseTraces(bytes, { name: 'fuzz', ...LIMITS, ...(format ? { format } : {}) });
+    const traces = await parseTraces(bytes, {
+      name: 'fuzz',
+      ...LIMITS,
+      ...(format ? { format } : {}),
+    });
     for (const trace of traces) expect(trace.length).toBeLessThanOrEqual(LIMITS.maxEvents);
   } catch (error) {
     if (!(error instanceof TraceFormatError)) throw error;
@@ -89,8 +94,8 @@ describe.each(formats.map((format) => [format ?? 'detected', format] as const))(
   (_, format) => {
     it('arbitrary bytes end in traces or a TraceFormatError', async () => {
       await assertYielding(
-        fc.property(fc.uint8Array({ maxLength: 2048 }), fc.boolean(), (bytes, gzip) => {
-          readsSafely(gzip ? gzipSync(bytes) : bytes, format);
+        fc.asyncProperty(fc.uint8Array({ maxLength: 2048 }), fc.boolean(), async (bytes, gzip) => {
+          await readsSafely(gzip ? gzipSync(bytes) : bytes, format);
         }),
         parameters,
       );
@@ -99,8 +104,8 @@ describe.each(formats.map((format) => [format ?? 'detected', format] as const))(
     it('mutated files of every format end in traces or a TraceFormatError', async () => {
       const seeds = fc.constantFrom(...Object.values(SEEDS).map(bytesOf));
       await assertYielding(
-        fc.property(seeds.chain(mutated), fc.boolean(), (bytes, gzip) => {
-          readsSafely(gzip ? gzipSync(bytes) : bytes, format);
+        fc.asyncProperty(seeds.chain(mutated), fc.boolean(), async (bytes, gzip) => {
+          await readsSafely(gzip ? gzipSync(bytes) : bytes, format);
         }),
         parameters,
       );
@@ -109,22 +114,68 @@ describe.each(formats.map((format) => [format ?? 'detected', format] as const))(
     it('damaged gzip streams end in a TraceFormatError', async () => {
       const seeds = fc.constantFrom(...Object.values(SEEDS).map((seed) => gzipSync(bytesOf(seed))));
       await assertYielding(
-        fc.property(seeds.chain(mutated), (bytes) => readsSafely(bytes, format)),
+        fc.asyncProperty(seeds.chain(mutated), (bytes) => readsSafely(bytes, format)),
         parameters,
       );
     });
   },
 );
 
-describe('the pickle reader', () => {
-  it('opcode sequences end in a value or a TraceFormatError', async () => {
+/**
+ * Snapshots whose memo repeats what the reader expands: a list of trace entries, a dict holding it,
+ * a segment of blocks, or a frames list shared by many blocks, placed again and again, nested.
+ */
+const repeatingSnapshots = fc
+  .record({
+    entries: fc.integer({ min: 1, max: 300 }),
+    repeats: fc.integer({ min: 2, max: 3000 }),
+    nesting: fc.integer({ min: 0, max: 2 }),
+    holder: fc.constantFrom('list', 'dict', 'segment', 'frames'),
+  })
+  .map(({ entries, repeats, nesting, holder }) => {
+    const frames = Array.from({ length: 8 }, (_, line) => ({ filename: 'f.py', line, name: 'g' }));
+    const trace = Array.from({ length: entries }, (_, i) => ({
+      action: i % 2 === 0 ? 'alloc' : 'free_completed',
+      addr: 4096 * (1 + (i >> 1)),
+      size: 512,
+      frames,
+    }));
+    const blocks = trace.map((entry) => ({ address: entry.addr, size: 512, frames }));
+    const unit =
+      holder === 'list'
+        ? trace
+        : holder === 'dict'
+          ? { trace }
+          : holder === 'segment'
+            ? { device: 0, address: 4096, total_size: 2 ** 21, blocks }
+            : { address: 4096, frames };
+    let repeated: PickleValue = unit;
+    for (let level = 0; level <= nesting; level++) repeated = new Array(repeats).fill(repeated);
+    return holder === 'list'
+      ? pickle({ device_traces: repeated })
+      : pickle({ segments: repeated, device_traces: [trace] });
+  });
+
+describe('the snapshot reader', () => {
+  it('bounds what memo repeats expand to: traces or a TraceFormatError, within bounds', async () => {
     await assertYielding(
-      fc.property(pickles, fc.boolean(), (bytes, gzip) => {
-        readsSafely(gzip ? gzipSync(bytes) : bytes, undefined);
+      fc.asyncProperty(repeatingSnapshots, fc.boolean(), async (bytes, gzip) => {
+        await readsSafely(gzip ? gzipSync(bytes) : bytes, undefined);
+      }),
+      parameters,
+    );
+  });
+});
+
+describe('the pickle reader', () => {
+  it('opcode sequences end in a value, a TraceFormatError or, read alone, a PickleError', async () => {
+    await assertYielding(
+      fc.asyncProperty(pickles, fc.boolean(), async (bytes, gzip) => {
+        await readsSafely(gzip ? gzipSync(bytes) : bytes, undefined);
         try {
           unpickle(bytes, { limits: { maxItems: 10_000, maxExpandedSize: 100_000 } });
         } catch (error) {
-          if (!(error instanceof TraceFormatError)) throw error;
+          if (!(error instanceof PickleError)) throw error;
         }
       }),
       parameters,

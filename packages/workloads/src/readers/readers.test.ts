@@ -8,7 +8,15 @@ import { randomMix } from '../generators/random-mix';
 import { summarizeTrace, type Trace, TraceBuilder } from '../trace';
 import { formatCsvTrace, parseCsvTrace } from './csv-trace';
 import { formatMallocTrace, parseMallocTrace } from './malloc-trace';
-import { detectTraceFormat, findTracesDir, readTraceFile } from './read-trace-file';
+import { findTracesDir, readTraces } from './node-traces';
+import { detectTraceFormat } from './parse-traces';
+
+/** The one trace in the file at `path`. */
+async function readOne(path: string): Promise<Trace> {
+  const traces = await readTraces(path);
+  expect(traces).toHaveLength(1);
+  return traces[0]!;
+}
 
 function events(trace: Trace): string[] {
   return Array.from(
@@ -120,12 +128,12 @@ describe('CSV trace', () => {
 describe('files', () => {
   const dir = mkdtempSync(join(tmpdir(), 'allot-workloads-'));
 
-  it('detects the format and reads plain and gzipped files', () => {
+  it('detects the format and reads plain and gzipped files', async () => {
     const trace = randomMix({ liveBlocks: 20, operations: 100 });
     writeFileSync(join(dir, 'mix.trace'), formatMallocTrace(trace));
     writeFileSync(join(dir, 'mix.csv.gz'), gzipSync(formatCsvTrace(trace)));
-    const fromMalloc = readTraceFile(join(dir, 'mix.trace'));
-    const fromCsv = readTraceFile(join(dir, 'mix.csv.gz'));
+    const fromMalloc = await readOne(join(dir, 'mix.trace'));
+    const fromCsv = await readOne(join(dir, 'mix.csv.gz'));
     expect(fromMalloc.name).toBe('mix.trace');
     expect(events(fromMalloc)).toEqual(events(trace));
     expect(events(fromCsv)).toEqual(events(trace));
@@ -134,9 +142,9 @@ describe('files', () => {
     expect(detectTraceFormat('{"traceEvents": []}')).toBeNull();
   });
 
-  it('says which formats it knows when it recognises none', () => {
+  it('says which formats it knows when it recognises none', async () => {
     writeFileSync(join(dir, 'x.json'), '{"a": 1}\n');
-    expect(() => readTraceFile(join(dir, 'x.json'))).toThrow(
+    await expect(readTraces(join(dir, 'x.json'))).rejects.toThrow(
       /x\.json:1: expected .*a malloc trace/,
     );
   });
@@ -159,12 +167,12 @@ describe('files', () => {
 
 describe('the shared malloc traces', () => {
   const tracesDir = findTracesDir();
-  it.skipIf(tracesDir === null)('all parse, with the peaks the folder README states', () => {
+  it.skipIf(tracesDir === null)('all parse, with the peaks the folder README states', async () => {
     const file = (name: string) => join(tracesDir!, 'malloc-real-programs', name);
     // grep-random-data has two Alloc(0) lines (read as 1 byte each); neither is live at its peak.
-    expect(summarizeTrace(readTraceFile(file('gcc-hello.trace'))).peakLiveBytes).toBe(9_303_005);
-    expect(summarizeTrace(readTraceFile(file('ffmpeg.trace'))).allocs).toBe(1832);
-    expect(summarizeTrace(readTraceFile(file('grep-random-data.trace'))).peakLiveBytes).toBe(
+    expect(summarizeTrace(await readOne(file('gcc-hello.trace'))).peakLiveBytes).toBe(9_303_005);
+    expect(summarizeTrace(await readOne(file('ffmpeg.trace'))).allocs).toBe(1832);
+    expect(summarizeTrace(await readOne(file('grep-random-data.trace'))).peakLiveBytes).toBe(
       53_926,
     );
   });

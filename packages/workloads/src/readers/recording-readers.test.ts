@@ -4,15 +4,16 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
-import { describe, expect, it } from 'vitest';
+import { unpickle } from '@allot/pickle';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { TraceFormatError } from '../errors';
 import { summarizeTrace, type Trace } from '../trace';
 import { fixtureTrace } from './fixtures/make-fixtures';
-import { unpickle } from './pickle';
-import { detectTraceFormatOf, parseTraces, readTraceFile, readTraces } from './read-trace-file';
+import { detectTraceFormatOf, readTraces } from './node-traces';
 import { formatRmmLog, parseRmmLog } from './rmm-log';
+import { parseTorchSnapshot } from './snapshot-traces';
 import { parseTorchProfilerTrace } from './torch-profiler';
-import { parseTorchSnapshot } from './torch-snapshot';
+import { parseTraces } from './trace-stream';
 
 const fixtures = join(dirname(fileURLToPath(import.meta.url)), 'fixtures');
 const fixture = (name: string) => readFileSync(join(fixtures, name));
@@ -20,6 +21,17 @@ const fixture = (name: string) => readFileSync(join(fixtures, name));
 function errorOf(fn: () => unknown): TraceFormatError {
   try {
     fn();
+  } catch (error) {
+    if (error instanceof TraceFormatError) return error;
+    throw error;
+  }
+  throw new Error('expected a TraceFormatError');
+}
+
+/** The TraceFormatError `read` rejects with. */
+async function rejectionOf(read: Promise<unknown>): Promise<TraceFormatError> {
+  try {
+    await read;
   } catch (error) {
     if (error instanceof TraceFormatError) return error;
     throw error;
@@ -35,7 +47,10 @@ function shape(trace: Trace): number[] {
 }
 
 describe('PyTorch snapshot (JSON)', () => {
-  const traces = readTraces(join(fixtures, 'snapshot.json'));
+  let traces: Trace[] = [];
+  beforeAll(async () => {
+    traces = await readTraces(join(fixtures, 'snapshot.json'));
+  });
 
   it('gives one trace per device with events, in device order', () => {
     expect(traces.map((t) => t.meta.device)).toEqual([0, 1]);
@@ -66,14 +81,14 @@ describe('PyTorch snapshot (JSON)', () => {
     expect(trace.meta.torchAllocConf).toBe('max_split_size_mb:128');
   });
 
-  it('names the device and event of a malformed entry', () => {
-    const action = errorOf(() => readTraces(join(fixtures, 'snapshot-bad-action.json')));
+  it('names the device and event of a malformed entry', async () => {
+    const action = await rejectionOf(readTraces(join(fixtures, 'snapshot-bad-action.json')));
     expect(action.message).toMatch(/device_traces\[0\]\): event 4: expected an action among/);
     expect(action.found).toBe('"allocate"');
-    const addr = errorOf(() => readTraces(join(fixtures, 'snapshot-bad-addr.json')));
+    const addr = await rejectionOf(readTraces(join(fixtures, 'snapshot-bad-addr.json')));
     expect(addr.message).toMatch(/event 3: expected an `addr`/);
     expect(addr.unit).toBe('event');
-    const none = errorOf(() => readTraces(join(fixtures, 'snapshot-no-traces.json')));
+    const none = await rejectionOf(readTraces(join(fixtures, 'snapshot-no-traces.json')));
     expect(none.message).toMatch(/expected a `device_traces` list/);
   });
 
@@ -110,86 +125,7 @@ describe('PyTorch snapshot (JSON)', () => {
   });
 });
 
-describe('pickle reader', () => {
-  it('reads memo, frames, tuples, big ints and floats (bytes written by hand)', () => {
-    // protocol 4: FRAME, EMPTY_DICT, MEMOIZE, MARK, key 'a' → (1, -2, 2^40) tuple, key 'b' → 1.5
-    const bytes = new Uint8Array([
-      0x80, 4, 0x95, 40, 0, 0, 0, 0, 0, 0, 0, 0x7d, 0x94, 0x28, 0x8c, 1, 0x61, 0x94, 0x4b, 1, 0x4a,
-      0xfe, 0xff, 0xff, 0xff, 0x8a, 6, 0, 0, 0, 0, 0, 1, 0x87, 0x8c, 1, 0x62, 0x47, 0x3f, 0xf8, 0,
-      0, 0, 0, 0, 0, 0x75, 0x2e,
-    ]);
-    expect(unpickle(bytes)).toEqual({ a: [1, -2, 2 ** 40], b: 1.5 });
-  });
-
-  it('names the byte offset of a truncated file, an unknown opcode and a code opcode', () => {
-    expect(errorOf(() => unpickle(new Uint8Array([0x80, 4, 0x7d]))).message).toMatch(
-      /byte offset 3: expected an opcode \(STOP ends a pickle\), found the end of the file/,
-    );
-    expect(errorOf(() => unpickle(new Uint8Array([0x80, 4, 0xff]))).message).toMatch(
-      /byte offset 2: expected a pickle opcode, found byte 0xff/,
-    );
-    const global = errorOf(() => unpickle(new Uint8Array([0x80, 2, 0x63, 0x6f, 0x73, 0x0a])));
-    expect(global.message).toMatch(/opcode GLOBAL, which would import or call Python code/);
-    expect(errorOf(() => unpickle(new Uint8Array([0x80, 4, 0x4a, 1]))).message).toMatch(
-      /byte offset 2: expected 4 more byte\(s\) of operand/,
-    );
-  });
-
-  it('decodes LONG1 integers of every length and sign exactly', () => {
-    // Two's complement little-endian, as Python writes them; a number when safe, else a bigint.
-    const reference = (payload: number[]): number | bigint => {
-      let value = 0n;
-      for (let i = payload.length - 1; i >= 0; i--) value = (value << 8n) | BigInt(payload[i]!);
-      if (payload.length > 0 && payload[payload.length - 1]! >= 0x80) {
-        value -= 1n << BigInt(8 * payload.length);
-      }
-      return value >= BigInt(Number.MIN_SAFE_INTEGER) && value <= BigInt(Number.MAX_SAFE_INTEGER)
-        ? Number(value)
-        : value;
-    };
-    let seed = 12345;
-    const byte = () => {
-      seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
-      return seed >>> 24;
-    };
-    for (let length = 0; length <= 10; length++) {
-      for (let trial = 0; trial < 50; trial++) {
-        const payload = Array.from({ length }, byte);
-        if (length > 0 && trial < 4) payload[length - 1] = [0x00, 0x7f, 0x80, 0xff][trial]!;
-        const bytes = new Uint8Array([0x80, 4, 0x8a, length, ...payload, 0x2e]);
-        expect(unpickle(bytes), `${payload}`).toEqual(reference(payload));
-      }
-    }
-  });
-
-  it('keeps the memo as Python does: sparse and dense indices, MEMOIZE at its size', () => {
-    // [PUT 5 of 'x'; PUT 0, 1 of 'a', 'b'; MEMOIZE 'c' (index 3: three entries); GET 5, 3]
-    const op = (code: number, ...rest: number[]) => [code, ...rest];
-    const str = (c: string) => op(0x8c, 1, c.charCodeAt(0));
-    const bytes = new Uint8Array([
-      0x80,
-      4,
-      0x5d,
-      0x28,
-      ...str('x'),
-      ...op(0x71, 5),
-      ...str('a'),
-      ...op(0x71, 0),
-      ...str('b'),
-      ...op(0x71, 1),
-      ...str('c'),
-      0x94,
-      ...op(0x68, 5),
-      ...op(0x68, 3),
-      ...op(0x68, 0),
-      0x65,
-      0x2e,
-    ]);
-    expect(unpickle(bytes)).toEqual(['x', 'a', 'b', 'c', 'x', 'c', 'a']);
-    const missing = new Uint8Array([0x80, 4, ...str('a'), ...op(0x71, 0), ...op(0x68, 2), 0x2e]);
-    expect(errorOf(() => unpickle(missing)).message).toMatch(/a memo index that was stored/);
-  });
-
+describe('pickle snapshots', () => {
   it('detects a pickle as a PyTorch snapshot', () => {
     expect(detectTraceFormatOf(new Uint8Array([0x80, 4, 0x7d, 0x2e]))).toBe('torch-snapshot');
   });
@@ -202,7 +138,7 @@ describe('pickle reader', () => {
 
   it.skipIf(!hasPython)(
     'reads the snapshot dict python3 pickles with protocols 2 to 5 (skipped without python3)',
-    () => {
+    async () => {
       const dir = mkdtempSync(join(tmpdir(), 'allot-pickle-'));
       const snapshotJson = join(fixtures, 'snapshot.json');
       for (const protocol of [2, 3, 4, 5]) {
@@ -229,8 +165,8 @@ describe('pickle reader', () => {
         const value = unpickle(bytes) as Record<string, Record<string, unknown>>;
         expect(value.allocator_settings!.big).toBe(2n ** 70n);
         expect(value.allocator_settings!.last_allocator_settings).toBeNull();
-        const fromPickle = readTraces(out);
-        const fromJson = readTraces(snapshotJson, { name: `snapshot-${protocol}.pickle` });
+        const fromPickle = await readTraces(out);
+        const fromJson = await readTraces(snapshotJson, { name: `snapshot-${protocol}.pickle` });
         expect(fromPickle.map(shape), `protocol ${protocol}`).toEqual(fromJson.map(shape));
         expect(fromPickle[0]!.meta).toEqual(fromJson[0]!.meta);
       }
@@ -239,8 +175,8 @@ describe('pickle reader', () => {
 });
 
 describe('PyTorch profiler trace', () => {
-  it('replays [memory] events per device in timestamp order: CUDA only, unless asked', () => {
-    const traces = readTraces(join(fixtures, 'profiler.json'));
+  it('replays [memory] events per device in timestamp order: CUDA only, unless asked', async () => {
+    const traces = await readTraces(join(fixtures, 'profiler.json'));
     expect(traces.map((t) => t.meta.device)).toEqual(['cuda:0']);
     const all = parseTorchProfilerTrace(JSON.parse(fixture('profiler.json').toString('utf8')), {
       allDevices: true,
@@ -281,13 +217,13 @@ describe('PyTorch profiler trace', () => {
     expect(all.map((t) => t.meta.device)).toEqual(['hip:0', 'cpu:-1']);
   });
 
-  it('names a memory-timeline export for what it is, and what to record instead', () => {
+  it('names a memory-timeline export for what it is, and what to record instead', async () => {
     const rows = [
       [-1, 1, 37888, 7],
       [-1, 1, 512, 7],
       [1_700_000, 2, -512, 7],
     ];
-    const error = errorOf(() =>
+    const error = await rejectionOf(
       parseTraces(new TextEncoder().encode(JSON.stringify(rows)), { name: 'timeline.raw' }),
     );
     expect(error).toBeInstanceOf(TraceFormatError);
@@ -296,8 +232,8 @@ describe('PyTorch profiler trace', () => {
     );
   });
 
-  it('carries each event’s ts (µs) and Total Reserved', () => {
-    const [trace] = readTraces(join(fixtures, 'profiler.json'));
+  it('carries each event’s ts (µs) and Total Reserved', async () => {
+    const [trace] = await readTraces(join(fixtures, 'profiler.json'));
     const time = [...trace!.time!];
     const leading = trace!.length - time.filter((_, i) => i > 0).length - 1;
     expect(time.every((t, i) => i === 0 || t >= time[i - 1]!)).toBe(true);
@@ -307,34 +243,34 @@ describe('PyTorch profiler trace', () => {
     expect(trace!.recordedReserved![0]).toBe(trace!.meta.torchReservedAtStartBytes);
   });
 
-  it('reads the gzipped form and a bare event list', () => {
+  it('reads the gzipped form and a bare event list', async () => {
     const raw = fixture('profiler.json');
-    const gz = parseTraces(gzipSync(raw), { name: 'p.json.gz' });
+    const gz = await parseTraces(gzipSync(raw), { name: 'p.json.gz' });
     expect(shape(gz[0]!)).toEqual(shape(fixtureTrace()));
     const list = JSON.parse(raw.toString('utf8')).traceEvents;
     expect(parseTorchProfilerTrace(list).length).toBe(1);
     expect(parseTorchProfilerTrace(list, { allDevices: true }).length).toBe(2);
   });
 
-  it('names the event of a malformed [memory] event, and says when there is none', () => {
-    const bad = errorOf(() => readTraces(join(fixtures, 'profiler-bad-bytes.json')));
+  it('names the event of a malformed [memory] event, and says when there is none', async () => {
+    const bad = await rejectionOf(readTraces(join(fixtures, 'profiler-bad-bytes.json')));
     expect(bad.message).toMatch(/event 6: expected an integer `Bytes` \(negative for a free\)/);
-    const none = errorOf(() => readTraces(join(fixtures, 'profiler-no-memory.json')));
+    const none = await rejectionOf(readTraces(join(fixtures, 'profiler-no-memory.json')));
     expect(none.message).toMatch(/expected `\[memory\]` events.*profile_memory=True/);
   });
 
-  it('reports invalid JSON with a line', () => {
-    const error = errorOf(() => parseTraces(Buffer.from('{"traceEvents": [\n{"name": }]}')));
+  it('reports invalid JSON with a line', async () => {
+    const error = await rejectionOf(parseTraces(Buffer.from('{"traceEvents": [\n{"name": }]}')));
     expect(error.message).toMatch(/expected valid JSON/);
   });
 });
 
 describe('RMM log', () => {
-  it('round-trips a generated trace', () => {
+  it('round-trips a generated trace', async () => {
     const original = fixtureTrace();
     const trace = parseRmmLog(formatRmmLog(original), { name: 'rmm.csv' });
     expect(shape(trace)).toEqual(shape(original));
-    expect(readTraceFile(join(fixtures, 'rmm.csv')).meta.format).toBe('rmm');
+    expect((await readTraces(join(fixtures, 'rmm.csv')))[0]!.meta.format).toBe('rmm');
   });
 
   it('models a free of an unknown pointer as live from the start and skips failures', () => {
@@ -350,22 +286,22 @@ describe('RMM log', () => {
     expect(trace.meta).toMatchObject({ preexistingBlocks: 1, failedInLog: 1, streams: 2 });
   });
 
-  it('names the line of a bad header, size or action', () => {
-    expect(errorOf(() => readTraces(join(fixtures, 'rmm-bad-header.csv'))).message).toMatch(
+  it('names the line of a bad header, size or action', async () => {
+    expect((await rejectionOf(readTraces(join(fixtures, 'rmm-bad-header.csv')))).message).toMatch(
       /rmm-bad-header\.csv:1: expected the header `Thread,Time,Action,Pointer,Size,Stream`/,
     );
-    expect(errorOf(() => readTraces(join(fixtures, 'rmm-bad-size.csv'))).message).toMatch(
+    expect((await rejectionOf(readTraces(join(fixtures, 'rmm-bad-size.csv')))).message).toMatch(
       /rmm-bad-size\.csv:5: expected a positive integer Size/,
     );
-    expect(errorOf(() => readTraces(join(fixtures, 'rmm-bad-action.csv'))).message).toMatch(
+    expect((await rejectionOf(readTraces(join(fixtures, 'rmm-bad-action.csv')))).message).toMatch(
       /rmm-bad-action\.csv:3: expected Action `allocate`, `free` or `allocate failure`/,
     );
   });
 
-  it('is detected by its header', () => {
+  it('is detected by its header', async () => {
     expect(detectTraceFormatOf(fixture('rmm.csv'))).toBe('rmm');
     const dir = mkdtempSync(join(tmpdir(), 'allot-rmm-'));
     writeFileSync(join(dir, 'log.csv.gz'), gzipSync(fixture('rmm.csv')));
-    expect(readTraceFile(join(dir, 'log.csv.gz')).meta.format).toBe('rmm');
+    expect((await readTraces(join(dir, 'log.csv.gz')))[0]!.meta.format).toBe('rmm');
   });
 });

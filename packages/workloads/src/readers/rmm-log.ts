@@ -17,7 +17,8 @@
 import { TraceFormatError } from '../errors';
 import { EventKind, type Trace } from '../trace';
 import type { ParseTraceOptions } from './malloc-trace';
-import { PointerEvents, parseAddress } from './pointer-events';
+import { ALLOC, FREE, PointerTrace } from './pointer-trace';
+import { parseAddress } from './recorded-values';
 
 /** The header RMM writes. */
 export const RMM_LOG_HEADER = 'Thread,Time,Action,Pointer,Size,Stream';
@@ -31,7 +32,8 @@ const COLUMNS = RMM_LOG_HEADER.toLowerCase().split(',');
  */
 export function parseRmmLog(text: string, options: ParseTraceOptions = {}): Trace {
   const name = options.name ?? 'rmm-log';
-  const events = new PointerEvents(name, 'line', options.maxEvents);
+  const events = new PointerTrace(name, 'line', options.maxEvents);
+  const streams = new Map<string, number>();
   let lineNumber = 0;
   let start = 0;
   let header = false;
@@ -73,12 +75,14 @@ export function parseRmmLog(text: string, options: ParseTraceOptions = {}): Trac
     if (!Number.isSafeInteger(size) || size <= 0) {
       fail('a positive integer Size in bytes', JSON.stringify(sizeText));
     }
-    const stream = events.streamId(fields[5]!);
-    if (action === 'allocate') events.alloc(address, size, stream, lineNumber);
-    else events.free(address, size, stream, lineNumber);
+    // Streams are named by any text: numbered as they come (the trace makes them dense).
+    let stream = streams.get(fields[5]!);
+    if (stream === undefined) streams.set(fields[5]!, (stream = streams.size));
+    events.add(action === 'allocate' ? ALLOC : FREE, address, size, stream, lineNumber);
   }
   if (!header) throw new TraceFormatError(name, 1, `the header \`${RMM_LOG_HEADER}\``, 'nothing');
-  return events.build(name, { format: 'rmm', source: name, failedInLog });
+  events.settle();
+  return events.finish(name, { format: 'rmm', source: name, failedInLog });
 }
 
 /**

@@ -3,7 +3,6 @@
  * reserved line, and the out-of-memory errors the recording holds.
  */
 import type { RecordedOom, Trace } from '../trace';
-import type { SnapshotColumns } from './snapshot-columns';
 import type { StackTable } from './stack-table';
 
 /**
@@ -30,14 +29,27 @@ export function reservedLine(
   return reserved;
 }
 
+/** An `oom` entry, as its row held it when the trace's events settled past it. */
+export interface OomEntry {
+  /** Its index in the device's entries. */
+  readonly entry: number;
+  /** Pointer events before it, and the window's segment growth before it. */
+  readonly before: number;
+  readonly delta: number;
+  readonly size: number;
+  readonly stream: number;
+  readonly time: number;
+  readonly stack: number;
+  readonly deviceFree: number;
+}
+
 /**
  * The recorded out-of-memory errors: each `oom` entry's request and `device_free`, with PyTorch's
  * reserved bytes then (the window's start plus the segment growth before the entry) and the bytes
  * live then (after the trace event before it). A missing or impossible field is said, not fatal.
  */
 export function oomsOf(
-  columns: SnapshotColumns,
-  oomAt: readonly { entry: number; before: number; delta: number }[],
+  ooms: readonly OomEntry[],
   trace: Trace,
   leading: number,
   atStart: number,
@@ -47,14 +59,12 @@ export function oomsOf(
   const out: RecordedOom[] = [];
   let live = 0;
   let next = 0;
-  for (const oom of oomAt) {
+  for (const oom of ooms) {
     const event = leading + oom.before;
     for (; next < event && next < trace.length; next++) {
       live += trace.kind[next] === 0 ? trace.size[next]! : -trace.size[next]!;
     }
-    const i = oom.entry;
-    const size = columns.size[i]!;
-    const free = columns.deviceFree.get(i) ?? Number.NaN;
+    const { size, deviceFree: free, time, stack, stream } = oom;
     const reserved = atStart + oom.delta;
     const problems: string[] = [];
     if (!Number.isSafeInteger(size) || size <= 0) problems.push(`a size of ${String(size)}`);
@@ -62,14 +72,12 @@ export function oomsOf(
     if (!validFree) {
       problems.push(Number.isNaN(free) ? 'no device_free' : `a device_free of ${String(free)}`);
     }
-    const time = columns.time[i]!;
-    const stack = columns.stack[i]!;
     out.push({
-      entry: i,
+      entry: oom.entry,
       event,
       sizeBytes: Number.isFinite(size) ? size : 0,
-      stream: columns.stream[i]!,
-      streamIndex: streamIndex(columns.stream[i]!),
+      stream,
+      streamIndex: streamIndex(stream),
       ...(Number.isFinite(time) ? { timeUs: time } : {}),
       ...(validFree ? { deviceFreeBytes: free, capacityBytes: reserved + free } : {}),
       reservedBytes: reserved,

@@ -78,32 +78,58 @@ export class StackTable {
 
   /** The interned frame `{filename, line, name}`. */
   frameRef(filename: string, line: number, name: string): FrameRef {
-    return this.refs[this.frameId(filename, line, name, true)]!;
+    return this.refs[this.frameId(filename, line, name)]!;
   }
 
-  /** The id of frame `{filename, line, name}`, interned unless `add` is false (then -1 if new). */
-  frameId(filename: string, line: number, name: string, add: boolean): number {
+  /** The id of frame `{filename, line, name}`, interned when it is new. */
+  frameId(filename: string, line: number, name: string): number {
     let byName = this.frameIds.get(filename);
     if (byName === undefined) {
-      if (!add) return -1;
       byName = new Map();
       this.frameIds.set(filename, byName);
     }
     let byLine = byName.get(name);
     if (byLine === undefined) {
-      if (!add) return -1;
       byLine = new Map();
       byName.set(name, byLine);
     }
     let ref = byLine.get(line);
     if (ref === undefined) {
-      if (!add) return -1;
       ref = new FrameRef(this.frames.length);
       this.frames.push({ filename, line, name });
       this.refs.push(ref);
       byLine.set(line, ref);
     }
     return ref.id;
+  }
+
+  /**
+   * The frame id of a dict whose keys and values alternate in `pairs[0, 2 × size)` when it is a
+   * frame, `{filename, line, name}` (three keys, a string filename; no name is `'?'`, no line 0),
+   * interned when it is new; -1 when it is no frame.
+   */
+  frameIdOf(pairs: readonly unknown[], size: number): number {
+    if (size !== 3) return -1;
+    // Where each key's value is (the last one, should a key come twice), or -1.
+    let f = -1;
+    let l = -1;
+    let m = -1;
+    for (let i = 0; i < 6; i += 2) {
+      const key = pairs[i];
+      if (key === 'filename') f = i + 1;
+      else if (key === 'line') l = i + 1;
+      else if (key === 'name') m = i + 1;
+      else return -1;
+    }
+    const filename = f < 0 ? undefined : pairs[f];
+    if (typeof filename !== 'string') return -1;
+    const line = l < 0 ? undefined : pairs[l];
+    const name = m < 0 ? undefined : pairs[m];
+    return this.frameId(
+      filename,
+      typeof line === 'number' ? line : 0,
+      typeof name === 'string' ? name : '?',
+    );
   }
 
   /** Distinct stacks (the empty stack included). */

@@ -30,7 +30,8 @@
  */
 import { TraceFormatError } from '../errors';
 import type { StartBlock, StartSegment, StartState, Trace } from '../trace';
-import { PointerEvents, parseAddress } from './pointer-events';
+import { ALLOC, FREE, PointerTrace } from './pointer-trace';
+import { isDict, parseAddress } from './recorded-values';
 
 /** Options of {@link parseTorchProfilerTrace}. */
 export interface ParseTorchProfilerOptions {
@@ -73,10 +74,6 @@ interface MemoryEvent {
 }
 
 type Dict = { readonly [key: string]: unknown };
-
-function isDict(value: unknown): value is Dict {
-  return value !== null && typeof value === 'object' && !Array.isArray(value);
-}
 
 function describe(value: unknown): string {
   if (value === undefined) return 'nothing';
@@ -203,7 +200,7 @@ export function parseTorchProfilerTrace(
     const events = devices.get(key)!;
     events.sort((x, y) => x.ts - y.ts || x.index - y.index);
     const deviceName = `${DEVICE_TYPES[type] ?? `device-type-${type}`}:${id}`;
-    const builder = new PointerEvents(`${name} (${deviceName})`, 'event', options.maxEvents);
+    const builder = new PointerTrace(`${name} (${deviceName})`, 'event', options.maxEvents);
     let peakReserved = 0;
     let peakAllocated = 0;
     const reservedAfter: number[] = [];
@@ -211,12 +208,12 @@ export function parseTorchProfilerTrace(
       if (event.totalReserved > peakReserved) peakReserved = event.totalReserved;
       if (event.totalAllocated > peakAllocated) peakAllocated = event.totalAllocated;
       if (event.bytes === 0) continue;
-      if (event.bytes > 0) builder.alloc(event.address, event.bytes, 0, event.index);
-      else builder.free(event.address, -event.bytes, 0, event.index);
-      builder.stamp(event.ts);
+      const op = event.bytes > 0 ? ALLOC : FREE;
+      builder.add(op, event.address, Math.abs(event.bytes), 0, event.index, event.ts);
       reservedAfter.push(event.totalReserved);
     }
     if (builder.length === 0) continue;
+    builder.settle();
     const first = events[0]!;
     const last = events[events.length - 1]!.ts;
     const allocatedBefore = Math.max(0, first.totalAllocated - first.bytes);
@@ -225,7 +222,7 @@ export function parseTorchProfilerTrace(
       caching && reservedBefore > 0
         ? estimateStart(builder, allocatedBefore, reservedBefore)
         : null;
-    const trace = builder.build(devices.size > 1 ? `${name}#${deviceName}` : name, {
+    const trace = builder.finish(devices.size > 1 ? `${name}#${deviceName}` : name, {
       format: 'torch-profiler',
       source: name,
       device: deviceName,
@@ -272,7 +269,7 @@ type Draft = Omit<StartSegment, 'blocks' | 'size'> & { size: number; blocks: Sta
  * window with `events` as one leading block. Returns null when the blocks cannot be placed.
  */
 function estimateStart(
-  events: PointerEvents,
+  events: PointerTrace,
   allocatedBefore: number,
   reservedBefore: number,
 ): StartState | null {

@@ -1,13 +1,16 @@
 /**
- * Traces from a stream of bytes, in any JavaScript runtime: a Node file stream, a browser `File`'s
- * `stream()`, a fetch body. Gzip is undone as the bytes come (`DecompressionStream` unless the
- * caller brings its own inflater), and a pickled snapshot goes through {@link SnapshotStream} chunk
- * by chunk, so a file of gigabytes is never whole in memory. Other formats are read whole.
+ * The one way bytes become traces, in any JavaScript runtime: {@link streamTraces} reads a stream
+ * of bytes (a browser `File`'s `stream()`, a fetch body, a Node file's chunks), and thin adapters
+ * give it a buffer ({@link parseTraces}), a browser `File` or any `Blob` ({@link readBlobTraces})
+ * and, in `@allot/workloads/node`, a path (`readTraces`). Gzip is undone as the bytes come
+ * (`DecompressionStream` unless the caller brings its own inflater), and a pickled snapshot goes
+ * through {@link SnapshotReader} chunk by chunk, so a file of gigabytes is never whole in memory.
+ * Other formats are read whole, within the input limit, once their first bytes name one.
  *
  * ```
  *  chunks ─► counted (bytesRead, the input limit) ─► gunzip? ─► first bytes decide:
- *              pickle ─► SnapshotStream.push(chunk) … end() ─► snapshotTraces()
- *              other  ─► readWhole(), or the chunks joined ─► parseDecompressed()
+ *              pickle ─► SnapshotReader.push(chunk) … end() ─► snapshotTraces()
+ *              other  ─► a format named in the first MiB, or fail ─► joined ─► parseWhole()
  * ```
  */
 import { TraceFormatError } from '../errors';
@@ -16,16 +19,18 @@ import {
   DEFAULT_MAX_INPUT_BYTES,
   DEFAULT_MAX_SNAPSHOT_EVENTS,
   DEFAULT_MAX_STREAM_BYTES,
+  DETECT_BYTES,
+  detectDecompressedFormat,
   inputLimitError,
   machineLimits,
   PICKLE_PROTO,
-  parseDecompressed,
+  parseWhole,
   type ReadTraceFileOptions,
   requireSnapshotTraces,
+  unknownFormat,
 } from './parse-traces';
-import { SnapshotColumns } from './snapshot-columns';
-import { SnapshotStream } from './snapshot-stream';
-import { snapshotTraces } from './torch-snapshot';
+import { SnapshotReader } from './snapshot-reader';
+import { snapshotTraces } from './snapshot-traces';
 
 /** How far a streamed read is. */
 export interface ReadProgress {
@@ -47,6 +52,15 @@ export type Gunzip = (
   onError: (error: unknown, offset: number) => never,
 ) => AsyncIterable<Uint8Array>;
 
+/**
+ * What {@link streamTraces} reads: chunks of bytes, each good until the next is asked for (a
+ * reader may hand out one buffer again and again), as an async or plain iterable or a web stream.
+ */
+export type TraceSource =
+  | AsyncIterable<Uint8Array>
+  | Iterable<Uint8Array>
+  | ReadableStream<Uint8Array>;
+
 /** Options of {@link streamTraces}. */
 export interface StreamTracesOptions extends ReadTraceFileOptions {
   /** The input's length, for progress. */
@@ -55,8 +69,6 @@ export interface StreamTracesOptions extends ReadTraceFileOptions {
   readonly onProgress?: (progress: ReadProgress) => void;
   /** The gzip inflater. @defaultValue one over `DecompressionStream` */
   readonly gunzip?: Gunzip;
-  /** Reads an input that is no pickle whole, once its first bytes say so. @defaultValue joins the chunks (within the input limit) */
-  readonly readWhole?: () => Trace[] | Promise<Trace[]>;
 }
 
 const GZIP_MAGIC = [0x1f, 0x8b] as const;
@@ -84,13 +96,32 @@ function gzipStreamError(error: unknown, name: string, offset: number): TraceFor
   );
 }
 
+/** `source`'s chunks as an async iterator. */
+async function* chunksOf(source: TraceSource): AsyncGenerator<Uint8Array> {
+  if (!(typeof ReadableStream === 'function' && source instanceof ReadableStream)) {
+    yield* source as AsyncIterable<Uint8Array> | Iterable<Uint8Array>;
+    return;
+  }
+  const reader = source.getReader();
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) return;
+      yield value;
+    }
+  } finally {
+    reader.releaseLock();
+  }
+}
+
 /**
- * Every trace in the bytes `chunks` yields (see the module comment).
+ * Every trace in the bytes `source` yields (see the module comment): one for the text formats,
+ * one per device for PyTorch snapshots and profiler traces.
  *
  * @throws TraceFormatError when the format is unknown, the content is malformed or past a limit.
  */
 export async function streamTraces(
-  chunks: AsyncIterable<Uint8Array>,
+  source: TraceSource,
   options: StreamTracesOptions = {},
 ): Promise<Trace[]> {
   const name = options.name ?? 'trace';
@@ -101,11 +132,11 @@ export async function streamTraces(
   let entries = 0;
   const report = (done: boolean) =>
     options.onProgress?.({ bytesRead, totalBytes, bytesDecoded, events: entries, done });
-  const source = chunks[Symbol.asyncIterator]();
+  const chunks = chunksOf(source);
   async function* counted(first: Uint8Array): AsyncGenerator<Uint8Array> {
     yield first;
     for (;;) {
-      const next = await source.next();
+      const next = await chunks.next();
       if (next.done) return;
       bytesRead += next.value.length;
       if (bytesRead > maxStream) inputLimitError(name, maxStream, maxStream, 'of input');
@@ -113,8 +144,8 @@ export async function streamTraces(
     }
   }
   try {
-    const head = await source.next();
-    if (head.done) return parseDecompressed(new Uint8Array(0), { ...options, name });
+    const head = await chunks.next();
+    if (head.done) return parseWhole(new Uint8Array(0), { ...options, name });
     const first = head.value;
     bytesRead = first.length;
     const gzip = first[0] === GZIP_MAGIC[0] && first[1] === GZIP_MAGIC[1];
@@ -132,14 +163,14 @@ export async function streamTraces(
         data[0] === PICKLE_PROTO &&
         (options.format === undefined || options.format === 'torch-snapshot');
       if (!pickled) {
-        if (options.readWhole !== undefined) return await options.readWhole();
-        return parseDecompressed(await joinAll(data, iterator, options.maxBytes, name), {
-          ...options,
-          name,
-        });
+        const whole = await readWhole(data, iterator, options, name, gzip);
+        const traces = parseWhole(whole, { ...options, name });
+        bytesDecoded = whole.length;
+        report(true);
+        return traces;
       }
       const maxEvents = options.maxEvents ?? DEFAULT_MAX_SNAPSHOT_EVENTS;
-      let stream: SnapshotStream | null = new SnapshotStream({
+      let reader: SnapshotReader | null = new SnapshotReader({
         name,
         maxEvents,
         limits: machineLimits(options.maxBytes),
@@ -150,60 +181,95 @@ export async function streamTraces(
         if (bytesDecoded > maxStream) {
           inputLimitError(name, maxStream, maxStream, 'of data after decompression');
         }
-        stream.push(chunk);
-        entries = stream.entries;
+        reader.push(chunk);
+        entries = reader.entries;
         report(false);
-        if (stream.complete) break;
+        if (reader.complete) break;
         const next = await iterator.next();
         chunk = next.done ? null : next.value;
       }
-      const records = stream.end();
+      const records = reader.end();
       // The pickle machine (its memo above all) is garbage from here, while the traces are built.
-      stream = null;
+      reader = null;
       const traces = snapshotTraces(records, { name, maxEvents });
-      // The traces hold copies: the entries' columns (tens of MB) are done with.
-      if (Array.isArray(records.devices)) {
-        for (const device of records.devices) {
-          if (device instanceof SnapshotColumns) device.release();
-        }
-      }
       report(true);
       return requireSnapshotTraces(traces, name);
     } finally {
       await iterator.return?.();
     }
   } finally {
-    await source.return?.();
+    await chunks.return(undefined);
   }
 }
 
-/** The rest of a stream joined after `first`, within the input limit. */
-async function joinAll(
+/** Every trace in `bytes` (gzipped or not): {@link streamTraces} of one chunk. */
+export function parseTraces(
+  bytes: Uint8Array,
+  options: StreamTracesOptions = {},
+): Promise<Trace[]> {
+  return streamTraces([bytes], { totalBytes: bytes.length, ...options });
+}
+
+/**
+ * Every trace in a browser `File` (or any `Blob`), read as a stream: {@link streamTraces} named
+ * after the file, with its length for progress.
+ */
+export function readBlobTraces(
+  blob: Blob & { readonly name?: string },
+  options: StreamTracesOptions = {},
+): Promise<Trace[]> {
+  return streamTraces(blob.stream(), {
+    ...(blob.name !== undefined ? { name: blob.name } : {}),
+    totalBytes: blob.size,
+    ...options,
+  });
+}
+
+/**
+ * An input that is no pickle, whole: its first bytes (the first MiB decides) must name a format,
+ * and the whole within the input limit. Chunks are copied: a reader may reuse their buffer.
+ */
+async function readWhole(
   first: Uint8Array,
   rest: AsyncIterator<Uint8Array>,
-  maxBytes: number | undefined,
+  options: ReadTraceFileOptions,
   name: string,
+  gzip: boolean,
 ): Promise<Uint8Array> {
-  const most = maxBytes ?? DEFAULT_MAX_INPUT_BYTES;
-  const parts = [first];
+  const most = options.maxBytes ?? DEFAULT_MAX_INPUT_BYTES;
+  const what = gzip ? 'of data after decompression' : 'of input';
+  const parts = [first.slice()];
   let total = first.length;
+  let decided = options.format !== undefined;
   for (;;) {
-    if (total > most) inputLimitError(name, most, most, 'of input');
+    if (total > most) inputLimitError(name, most, most, what);
+    if (!decided && total >= DETECT_BYTES) {
+      const head = join(parts, total).subarray(0, DETECT_BYTES);
+      if (detectDecompressedFormat(head) === null) unknownFormat(name, head);
+      decided = true;
+    }
     const next = await rest.next();
     if (next.done) break;
-    parts.push(next.value);
+    parts.push(next.value.slice());
     total += next.value.length;
   }
+  return join(parts, total);
+}
+
+/** `parts` joined, `total` bytes (the one part when there is only one). */
+function join(parts: Uint8Array[], total: number): Uint8Array {
+  if (parts.length === 1) return parts[0]!;
   const out = new Uint8Array(total);
   let at = 0;
   for (const part of parts) {
     out.set(part, at);
     at += part.length;
   }
+  parts.length = 0;
+  parts.push(out);
   return out;
 }
 
-/** A {@link Gunzip} over the web platform's `DecompressionStream` (browsers, Node 18 and later). */
 export const webGunzip: Gunzip = async function* (chunks, onError) {
   const inflate = new DecompressionStream('gzip');
   const writer = inflate.writable.getWriter();

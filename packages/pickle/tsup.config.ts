@@ -1,0 +1,3 @@
+import { libraryConfig } from '@allot/tooling/tsup';
+
+export default libraryConfig();
