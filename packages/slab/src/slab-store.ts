@@ -97,6 +97,9 @@ export abstract class SlabStore<Upstream extends Allocator> {
   /** Size → class: entry s is the smallest class ≥ (s − 1) × granule + 1. */
   declare protected readonly lookup: Uint16Array;
   declare protected readonly inverseGranule: number;
+  /** The size of the last hot-path allocation and its class: a size asked again skips the lookup. */
+  declare protected lastSize: number;
+  declare protected lastClass: number;
   /** Address → slab: page `floor(address / slabSize)` → slab id. */
   declare protected readonly pages: PageMap;
   declare protected readonly inversePage: number;
@@ -179,6 +182,8 @@ export abstract class SlabStore<Upstream extends Allocator> {
     }
     this.lookup = lookup;
     this.inverseGranule = 1 / granule;
+    this.lastSize = -1;
+    this.lastClass = 0;
     this.pages = new PageMap();
     this.inversePage = 1 / slabSize;
     this.records = [];

@@ -118,9 +118,12 @@ class SlabAllocator<Upstream extends Allocator>
     if (alignment !== undefined || !(size <= this.maxRequestSize && size > 0)) {
       return this.allocateChecked(size, alignment);
     }
+    if (size === this.lastSize) return this.take(this.lastClass, size);
     if (!Number.isInteger(size)) checkSize(size); // throws
     let c = this.lookup[Math.ceil(size * this.inverseGranule)]!;
     while (this.classFigures[c * CLASS_FIGURES + CLASS_SIZE]! < size) c++;
+    this.lastSize = size;
+    this.lastClass = c;
     return this.take(c, size);
   }
 
