@@ -170,8 +170,21 @@ class SegregatedIndex implements FreeIndex {
   }
 
   find(size: number, alignment: number, top: number): number {
+    const lists = this.lists;
     // Nothing filed (only the top is free, as while a heap grows): no class to look at.
-    if (this.lists.count === 0) return fitsIn(this.table, top, size, alignment) ? top : NIL;
+    if (lists.count === 0) return fitsIn(this.table, top, size, alignment) ? top : NIL;
+    // The common case written out: no padding to look for, and the head of the first class that
+    // holds the request holds it (it is not one filed a class high), weighed against the top as
+    // `smallerOf` weighs them.
+    if (alignment === 1) {
+      const c = lists.firstClassHolding(size * this.inverseGranule);
+      if (c !== NIL) {
+        const sizes = this.table.size;
+        const b = lists.head(c);
+        const held = sizes[b]!;
+        if (held >= size) return top !== NIL && sizes[top]! < held && sizes[top]! >= size ? top : b;
+      }
+    }
     return smallerOf(this.table, this.findFiled(size, alignment), top, size, alignment);
   }
 

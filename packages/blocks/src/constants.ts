@@ -31,6 +31,13 @@ export const ROWS = 49;
 /** Number of segregated classes ({@link ROWS} × {@link SECOND_LEVEL_COUNT}). */
 export const CLASS_COUNT = 1568;
 
+/** Int32 words per id of a `SegregatedLists` (next, previous, class, and one spare for alignment). */
+export const LIST_WORDS = 4;
+/** Offsets of an id's next id, previous id and class among its {@link LIST_WORDS}. */
+export const LIST_NEXT = 0;
+export const LIST_PREV = 1;
+export const LIST_CLASS = 2;
+
 /** Recently freed addresses a fit allocator remembers to tell a double free after coalescing; a power of two. */
 export const RECENT_FREES = 64;
 

@@ -11,6 +11,7 @@ export const CLASS_HEAD = 1;
 export const CLASS_TAIL = 2;
 export const CLASS_SLABS = 3;
 export const CLASS_FULL = 4;
+/** Empty slabs on the list other than its head (whose emptiness takes and frees change freely). */
 export const CLASS_EMPTY = 5;
 export const CLASS_INTS = 8;
 // Per-class figures (`classFigures`, stride CLASS_FIGURES), in bytes.

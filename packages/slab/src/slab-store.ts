@@ -92,13 +92,14 @@ export abstract class SlabStore<Upstream extends Allocator> {
   declare protected readonly classCount: number;
   declare protected readonly classInts: Int32Array;
   declare protected readonly classFigures: Float64Array;
-  /** Live objects per class. */
-  declare protected readonly classLive: Float64Array;
   /** Record of the head of each class's list, or null: where the next object comes from. */
   declare protected readonly classCurrent: (Float64Array | null)[];
   /** Size → class: entry s is the smallest class ≥ (s − 1) × granule + 1. */
   declare protected readonly lookup: Uint16Array;
   declare protected readonly inverseGranule: number;
+  /** The size of the last hot-path allocation and its class: a size asked again skips the lookup. */
+  declare protected lastSize: number;
+  declare protected lastClass: number;
   /** Address → slab: page `floor(address / slabSize)` → slab id. */
   declare protected readonly pages: PageMap;
   declare protected readonly inversePage: number;
@@ -141,7 +142,6 @@ export abstract class SlabStore<Upstream extends Allocator> {
     this.classCount = count;
     this.classInts = new Int32Array(count * CLASS_INTS);
     this.classFigures = new Float64Array(count * CLASS_FIGURES);
-    this.classLive = new Float64Array(count);
     this.classCurrent = Array.from({ length: count }, () => null);
     let alignment = Number.POSITIVE_INFINITY;
     for (let c = 0; c < count; c++) {
@@ -182,6 +182,8 @@ export abstract class SlabStore<Upstream extends Allocator> {
     }
     this.lookup = lookup;
     this.inverseGranule = 1 / granule;
+    this.lastSize = -1;
+    this.lastClass = 0;
     this.pages = new PageMap();
     this.inversePage = 1 / slabSize;
     this.records = [];
@@ -204,15 +206,23 @@ export abstract class SlabStore<Upstream extends Allocator> {
   /** A free emptied `record`: to the tail of the list, or back upstream past the limit. */
   protected becameEmpty(c: number, record: Float64Array): void {
     const i = c * CLASS_INTS;
-    if (this.classInts[i + CLASS_EMPTY]! >= this.maxEmptySlabs) {
+    // The class's other empty slabs: none but the counted ones, as the head (when it is not
+    // `record`) is ahead of `record`, so not empty.
+    const others = this.classInts[i + CLASS_EMPTY]!;
+    if (record[RECORD_PREV]! >= 0) this.classInts[i + CLASS_EMPTY] = others + 1; // counted now
+    if (others >= this.maxEmptySlabs) {
       this.releaseSlab(c, record);
-    } else {
-      this.classInts[i + CLASS_EMPTY]!++;
-      if (this.classInts[i + CLASS_TAIL] !== record[RECORD_ID]) {
-        this.unlink(c, record);
-        this.pushTail(c, record);
-      }
+    } else if (this.classInts[i + CLASS_TAIL] !== record[RECORD_ID]) {
+      this.unlink(c, record);
+      this.pushTail(c, record);
     }
+  }
+
+  /** Empty slabs of class `c`: the counted ones, and the head of the list when it is empty. */
+  protected emptySlabs(c: number): number {
+    const head = this.classCurrent[c] ?? null;
+    const counted = this.classInts[c * CLASS_INTS + CLASS_EMPTY]!;
+    return head !== null && isEmpty(head) ? counted + 1 : counted;
   }
 
   /** Throws the InvalidFreeError for `address`, which is not a live object (slow path). */
@@ -258,6 +268,20 @@ export abstract class SlabStore<Upstream extends Allocator> {
       object < record[RECORD_OBJECTS]! &&
       record[RECORD_HEADER + object]! > 0;
     return live ? record : null;
+  }
+
+  /**
+   * Live objects per class, summed over the slabs held: O(slabs). Kept off the hot paths, which
+   * count free objects per slab only.
+   */
+  protected liveByClass(): Float64Array {
+    const live = new Float64Array(this.classCount);
+    for (const record of this.records) {
+      if (record[RECORD_IN_USE] === 1) {
+        live[record[RECORD_CLASS]!]! += record[RECORD_OBJECTS]! - record[RECORD_FREE]!;
+      }
+    }
+    return live;
   }
 
   /** Records of the slabs held, in id order. */
@@ -315,7 +339,6 @@ export abstract class SlabStore<Upstream extends Allocator> {
     for (let page = 0; page < pages; page++) this.pages.set(firstPage + page, id);
     this.pushHead(c, record);
     this.classInts[i + CLASS_SLABS]!++;
-    this.classInts[i + CLASS_EMPTY]!++;
     this.classFigures[f + CLASS_HELD]! += held;
     return record;
   }
@@ -333,40 +356,57 @@ export abstract class SlabStore<Upstream extends Allocator> {
     this.upstream.free(record[RECORD_UPSTREAM]!);
   }
 
+  // The list's three changes keep CLASS_EMPTY the count of empty slabs on the list other than its
+  // head: a slab that leaves the head's place is counted if empty, one that takes it is not.
+
+  /** Puts `record`, on no list, at the head of class `c`'s list. */
   protected pushHead(c: number, record: Float64Array): void {
     const i = c * CLASS_INTS;
     const head = this.classInts[i + CLASS_HEAD]!;
     const id = record[RECORD_ID]!;
     record[RECORD_PREV] = -1;
     record[RECORD_NEXT] = head;
-    if (head >= 0) this.records[head]![RECORD_PREV] = id;
-    else this.classInts[i + CLASS_TAIL] = id;
+    if (head >= 0) {
+      const old = this.records[head]!;
+      old[RECORD_PREV] = id;
+      if (isEmpty(old)) this.classInts[i + CLASS_EMPTY]!++;
+    } else {
+      this.classInts[i + CLASS_TAIL] = id;
+    }
     this.classInts[i + CLASS_HEAD] = id;
     this.classCurrent[c] = record;
   }
 
+  /** Puts `record`, on no list, at the tail of class `c`'s list. */
   protected pushTail(c: number, record: Float64Array): void {
     const i = c * CLASS_INTS;
     const tail = this.classInts[i + CLASS_TAIL]!;
     const id = record[RECORD_ID]!;
     record[RECORD_NEXT] = -1;
     record[RECORD_PREV] = tail;
-    if (tail >= 0) this.records[tail]![RECORD_NEXT] = id;
-    else {
+    if (tail >= 0) {
+      this.records[tail]![RECORD_NEXT] = id;
+      if (isEmpty(record)) this.classInts[i + CLASS_EMPTY]!++;
+    } else {
       this.classInts[i + CLASS_HEAD] = id;
       this.classCurrent[c] = record;
     }
     this.classInts[i + CLASS_TAIL] = id;
   }
 
+  /** Takes `record` off class `c`'s list. */
   protected unlink(c: number, record: Float64Array): void {
     const i = c * CLASS_INTS;
     const next = record[RECORD_NEXT]!;
     const prev = record[RECORD_PREV]!;
-    if (prev >= 0) this.records[prev]![RECORD_NEXT] = next;
-    else {
+    if (prev >= 0) {
+      this.records[prev]![RECORD_NEXT] = next;
+      if (isEmpty(record)) this.classInts[i + CLASS_EMPTY]!--;
+    } else {
       this.classInts[i + CLASS_HEAD] = next;
-      this.classCurrent[c] = next >= 0 ? this.records[next]! : null;
+      const head = next >= 0 ? this.records[next]! : null;
+      this.classCurrent[c] = head;
+      if (head !== null && isEmpty(head)) this.classInts[i + CLASS_EMPTY]!--;
     }
     if (next >= 0) this.records[next]![RECORD_PREV] = prev;
     else this.classInts[i + CLASS_TAIL] = prev;
@@ -405,6 +445,11 @@ function resolveClasses(option: readonly number[] | 'default' | 'transformer'): 
     }
   }
   return Object.freeze([...option]);
+}
+
+/** Whether the slab of `record` has no live object. */
+function isEmpty(record: Float64Array): boolean {
+  return record[RECORD_FREE] === record[RECORD_OBJECTS];
 }
 
 /** Largest power of two dividing `value` (a positive safe integer). */

@@ -40,7 +40,6 @@ import {
 } from '@allot/core';
 import {
   CLASS_ALIGNMENT,
-  CLASS_EMPTY,
   CLASS_FIGURES,
   CLASS_FULL,
   CLASS_HEAD,
@@ -61,6 +60,7 @@ import {
   RECORD_INVERSE,
   RECORD_NEXT,
   RECORD_OBJECTS,
+  RECORD_PREV,
   RECORD_SIZE,
   RECORD_UPSTREAM,
 } from './layout';
@@ -118,9 +118,12 @@ class SlabAllocator<Upstream extends Allocator>
     if (alignment !== undefined || !(size <= this.maxRequestSize && size > 0)) {
       return this.allocateChecked(size, alignment);
     }
+    if (size === this.lastSize) return this.take(this.lastClass, size);
     if (!Number.isInteger(size)) checkSize(size); // throws
     let c = this.lookup[Math.ceil(size * this.inverseGranule)]!;
     while (this.classFigures[c * CLASS_FIGURES + CLASS_SIZE]! < size) c++;
+    this.lastSize = size;
+    this.lastClass = c;
     return this.take(c, size);
   }
 
@@ -130,7 +133,9 @@ class SlabAllocator<Upstream extends Allocator>
       record = this.findRecord(address);
     }
     const offset = address - record[RECORD_BASE]!;
-    const object = Math.round(offset * record[RECORD_INVERSE]!);
+    // The nearest object to the offset, which is ≥ 0 and below 2^31 objects: rounded by truncation
+    // to an int32 (NaN, from no slab, gives object 0 and fails the check below).
+    const object = (offset * record[RECORD_INVERSE]! + 0.5) | 0;
     const word = RECORD_HEADER + object;
     if (
       !(
@@ -145,19 +150,15 @@ class SlabAllocator<Upstream extends Allocator>
     record[RECORD_FREE_HEAD] = object;
     const free = record[RECORD_FREE]! + 1;
     record[RECORD_FREE] = free;
-    const c = record[RECORD_CLASS]!;
-    this.classLive[c]!--;
     if (free === record[RECORD_OBJECTS]) {
-      // Now empty. Commonly it is under the limit and already last on the list (the only slab of a
-      // class that allocates and frees in turn): it is only counted.
-      const empty = c * CLASS_INTS + CLASS_EMPTY;
-      if (record[RECORD_NEXT]! < 0 && this.classInts[empty]! < this.maxEmptySlabs) {
-        this.classInts[empty]!++;
-      } else {
-        this.becameEmpty(c, record);
+      // Now empty. Commonly it is alone on its class's list (the only slab of a class that
+      // allocates and frees in turn), so it is the head, which no count includes, and the one
+      // empty slab of its class: nothing changes while one empty slab may be kept.
+      if (!(record[RECORD_NEXT]! < 0 && record[RECORD_PREV]! < 0 && this.maxEmptySlabs > 0)) {
+        this.becameEmpty(record[RECORD_CLASS]!, record);
       }
     } else if (free === 1) {
-      this.becameNotFull(c, record);
+      this.becameNotFull(record[RECORD_CLASS]!, record);
     }
   }
 
@@ -174,6 +175,7 @@ class SlabAllocator<Upstream extends Allocator>
   }
 
   usage(): Usage {
+    const liveByClass = this.liveByClass();
     let capacity = 0;
     let allocatedBytes = 0;
     let freeBytes = 0;
@@ -184,7 +186,7 @@ class SlabAllocator<Upstream extends Allocator>
       const f = c * CLASS_FIGURES;
       const i = c * CLASS_INTS;
       const size = this.classFigures[f + CLASS_SIZE]!;
-      const live = this.classLive[c]!;
+      const live = liveByClass[c]!;
       const free = this.classInts[i + CLASS_SLABS]! * this.classInts[i + CLASS_OBJECTS]! - live;
       capacity += this.classFigures[f + CLASS_HELD]!;
       allocatedBytes += live * size;
@@ -207,6 +209,7 @@ class SlabAllocator<Upstream extends Allocator>
   classStats(): SlabClassStats[] {
     // Requested bytes are summed here rather than kept on the hot paths: O(objects held).
     const requested = new Float64Array(this.classCount);
+    const live = this.liveByClass();
     for (const record of this.heldRecords()) {
       let sum = 0;
       for (let object = 0; object < record[RECORD_OBJECTS]!; object++) {
@@ -223,8 +226,8 @@ class SlabAllocator<Upstream extends Allocator>
       const objectsPerSlab = this.classInts[i + CLASS_OBJECTS]!;
       const slabs = this.classInts[i + CLASS_SLABS]!;
       const fullSlabs = this.classInts[i + CLASS_FULL]!;
-      const emptySlabs = this.classInts[i + CLASS_EMPTY]!;
-      const liveObjects = this.classLive[c]!;
+      const emptySlabs = this.emptySlabs(c);
+      const liveObjects = live[c]!;
       const requestedBytes = requested[c]!;
       const heldBytes = this.classFigures[f + CLASS_HELD]!;
       stats.push({
@@ -276,7 +279,6 @@ class SlabAllocator<Upstream extends Allocator>
       this.classInts[i + CLASS_HEAD] = -1;
       this.classInts[i + CLASS_TAIL] = -1;
       this.classFigures[c * CLASS_FIGURES + CLASS_HELD] = 0;
-      this.classLive[c] = 0;
       this.classCurrent[c] = null;
     }
     this.pages.clear();
@@ -314,9 +316,9 @@ class SlabAllocator<Upstream extends Allocator>
     record[RECORD_HEADER + object] = size;
     const free = record[RECORD_FREE]! - 1;
     record[RECORD_FREE] = free;
-    this.classLive[c]!++;
+    // The record is its class's head, which the count of empty slabs leaves out: a take changes
+    // no count unless it fills the slab.
     if (free === 0) this.becameFull(c, record);
-    else if (free === record[RECORD_OBJECTS]! - 1) this.classInts[c * CLASS_INTS + CLASS_EMPTY]!--;
     return record[RECORD_BASE]! + object * record[RECORD_SIZE]!;
   }
 }
