@@ -223,9 +223,11 @@ describe.skipIf(!hasChromium)('the app’s views in headless Chromium', () => {
         expect(await timelineRange(page)).toEqual(whole);
         // ↓ picks an allocation and shows what it is beside it; Escape lets it go.
         await page.keyboard.press('ArrowDown');
+        await page.waitForFunction(TOOLTIP);
         const tip = (await page.evaluate(TOOLTIP)) as { text: string } | null;
         expect(tip?.text).toMatch(/block \d+/);
         await page.keyboard.press('Escape');
+        await page.waitForFunction(`${TOOLTIP} === null`);
         expect(await page.evaluate(TOOLTIP)).toBeNull();
         expect(problems).toEqual([]);
       });
@@ -260,6 +262,7 @@ describe.skipIf(!hasChromium)('the app’s views in headless Chromium', () => {
         )) as { x: number; y: number };
         const scroll = (await page.evaluate('[window.scrollX, window.scrollY]')) as number[];
         await page.touchscreen.tap(where.x - scroll[0]!, where.y - scroll[1]!);
+        await page.waitForFunction(TOOLTIP);
         const tip = (await page.evaluate(TOOLTIP)) as {
           left: number;
           right: number;
