@@ -73,13 +73,32 @@ function jobFolder(parent: string, rank0: Buffer, rank1: Buffer): string {
 
 const WIDTHS = [1280, 390] as const;
 
+/** The generated files' folder, made when first asked for, removed when the file's tests are done. */
+let scratch: string | undefined;
+function scratchDir(): string {
+  scratch ??= mkdtempSync(join(tmpdir(), 'allot-web-answers-'));
+  return scratch;
+}
+afterAll(() => {
+  if (scratch !== undefined) rmSync(scratch, { recursive: true, force: true });
+});
+
+/**
+ * What the command line answers does not depend on the page's width: each question is asked once,
+ * by the first width's test, and both widths check the page against that answer.
+ */
+const asked = new Map<string, Promise<unknown>>();
+function once<T>(question: string, ask: () => Promise<T>): Promise<T> {
+  if (!asked.has(question)) asked.set(question, ask());
+  return asked.get(question) as Promise<T>;
+}
+
 describe.skipIf(!hasChromium || !haveRecordings).each(WIDTHS)('the web app at %i px', (width) => {
   let context: BrowserContext;
   let server: { child: ChildProcess; url: string };
   let origin: string;
   const blocked: string[] = [];
   const problems: string[] = [];
-  let parent: string;
 
   beforeAll(async () => {
     server = await serve();
@@ -91,12 +110,10 @@ describe.skipIf(!hasChromium || !haveRecordings).each(WIDTHS)('the web app at %i
       blocked.push(url);
       return route.abort('blockedbyclient');
     });
-    parent = mkdtempSync(join(tmpdir(), 'allot-web-answers-'));
   });
   afterAll(async () => {
     await context?.close();
     server?.child.kill();
-    if (parent) rmSync(parent, { recursive: true, force: true });
   });
 
   async function page(): Promise<Page> {
@@ -123,7 +140,9 @@ describe.skipIf(!hasChromium || !haveRecordings).each(WIDTHS)('the web app at %i
   });
 
   it('advises nothing on a card smaller than the peak live bytes, as tune --memory refuses', async () => {
-    const refused = await cliJson(['tune', trainDefault!, '--memory', '4GiB', '--quiet']);
+    const refused = await once('card-too-small', () =>
+      cliJson(['tune', trainDefault!, '--memory', '4GiB', '--quiet']),
+    );
     expect(refused.status).toBe(2);
     const opened = await page();
     await opened.getByTestId('file-input').setInputFiles(trainDefault!);
@@ -150,13 +169,16 @@ describe.skipIf(!hasChromium || !haveRecordings).each(WIDTHS)('the web app at %i
   });
 
   it('says a job recorded with different settings is not tuned as one, and tunes it only when asked', async () => {
-    const dir = join(parent, `mixed-${width}`);
-    const folder = jobFolder(dir, readFileSync(trainDefault!), readFileSync(trainExpandable!));
-    const [replayed, refused, forced] = await Promise.all([
-      cliJson(['replay', 'memory_snapshot', '--no-report', '--quiet'], dir),
-      cliJson(['tune', 'memory_snapshot', '--no-report', '--quiet'], dir),
-      cliJson(['tune', 'memory_snapshot', '--no-report', '--quiet', '--force'], dir),
-    ]);
+    const { folder, replayed, refused, forced } = await once('mixed', async () => {
+      const dir = join(scratchDir(), 'mixed');
+      const folder = jobFolder(dir, readFileSync(trainDefault!), readFileSync(trainExpandable!));
+      const [replayed, refused, forced] = await Promise.all([
+        cliJson(['replay', 'memory_snapshot', '--no-report', '--quiet'], dir),
+        cliJson(['tune', 'memory_snapshot', '--no-report', '--quiet'], dir),
+        cliJson(['tune', 'memory_snapshot', '--no-report', '--quiet', '--force'], dir),
+      ]);
+      return { folder, replayed, refused, forced };
+    });
     expect(refused.status).toBe(2);
     const opened = await page();
     await opened.getByTestId('folder-input').setInputFiles(folder);
@@ -191,10 +213,13 @@ describe.skipIf(!hasChromium || !haveRecordings).each(WIDTHS)('the web app at %i
   });
 
   it('names a rank that cannot be read, in words, and advises over the others', async () => {
-    const dir = join(parent, `damaged-${width}`);
-    const whole = readFileSync(trainDefault!);
-    const folder = jobFolder(dir, whole, whole.subarray(0, whole.length >> 1));
-    const tuned = await cliJson(['tune', 'memory_snapshot', '--no-report', '--quiet'], dir);
+    const { folder, tuned } = await once('damaged', async () => {
+      const dir = join(scratchDir(), 'damaged');
+      const whole = readFileSync(trainDefault!);
+      const folder = jobFolder(dir, whole, whole.subarray(0, whole.length >> 1));
+      const tuned = await cliJson(['tune', 'memory_snapshot', '--no-report', '--quiet'], dir);
+      return { folder, tuned };
+    });
     expect(tuned.status).toBe(2);
     expect(tuned.stderr).toMatch(/rank 1: .*truncated gzip data/);
     const opened = await page();
@@ -245,7 +270,7 @@ describe.skipIf(!hasChromium || !haveRecordings).each(WIDTHS)('the web app at %i
       device_traces: { time_us?: number }[][];
     };
     for (const entry of snapshot.device_traces.flat()) entry.time_us = 1_700_000_000_000_000;
-    const file = join(parent, `still-${width}.json`);
+    const file = join(scratchDir(), `still-${width}.json`);
     writeFileSync(file, JSON.stringify(snapshot));
     const opened = await page();
     await opened.getByTestId('file-input').setInputFiles(file);

@@ -35,7 +35,7 @@ import { reportData } from '@allot/lab/report';
 import { traceBrief } from '@allot/lab/ui';
 import { torchSnapshotChunks } from '@allot/workloads';
 import { findTracesDir } from '@allot/workloads/node';
-import type { BrowserContext } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromiumOrSkip, launchChromium } from '../../lab/test/chromium';
 import { cli, onlyFrom, predicted, serve, tab } from './app-tab';
@@ -101,6 +101,21 @@ describe.skipIf(!hasChromium)('the web app in headless Chromium', () => {
     server?.child.kill();
   });
 
+  /**
+   * A tab with train-default read, shared by the stepping test and the comparison (which adds
+   * infer-default to it): reading and replaying it once is enough for both.
+   */
+  let trainTab: Promise<Page> | undefined;
+  function withTrain(): Promise<Page> {
+    trainTab ??= (async () => {
+      const page = await tab(context, problems);
+      await page.goto(`${origin}/`);
+      await page.getByTestId('file-input').setInputFiles(trainDefault!);
+      return page;
+    })();
+    return trainTab;
+  }
+
   it.skipIf(trainDefault === null)(
     'predicts the peaks the CLI prints, to the byte, and advises a setting to copy',
     async () => {
@@ -141,9 +156,7 @@ describe.skipIf(!hasChromium)('the web app in headless Chromium', () => {
     "steps through the pool's state event by event with the arrow keys",
     async () => {
       const end = await engineEnd(trainDefault!);
-      const page = await tab(context, problems);
-      await page.goto(`${origin}/`);
-      await page.getByTestId('file-input').setInputFiles(trainDefault!);
+      const page = await withTrain();
       const at = (event: number) =>
         page
           .locator(`[data-testid="state-event"][data-state="ready"][data-event="${event}"]`)
@@ -159,7 +172,6 @@ describe.skipIf(!hasChromium)('the web app in headless Chromium', () => {
       // Back 1 % of the trace, replayed from the start.
       await page.keyboard.press('Shift+ArrowLeft');
       await at(end.events - 1 - Math.round(end.events / 100));
-      await page.close();
       expect(problems).toEqual([]);
       expect(blocked).toEqual([]);
     },
@@ -169,9 +181,7 @@ describe.skipIf(!hasChromium)('the web app in headless Chromium', () => {
     'compares two snapshots: the peaks, their difference and the allocations that grew',
     async () => {
       const [train, infer] = await Promise.all([cliPeaks(trainDefault!), cliPeaks(inferDefault!)]);
-      const page = await tab(context, problems);
-      await page.goto(`${origin}/`);
-      await page.getByTestId('file-input').setInputFiles(trainDefault!);
+      const page = await withTrain();
       await predicted(page);
       await page.getByTestId('file-input').setInputFiles(inferDefault!);
       const difference = page.getByTestId('peak-difference');

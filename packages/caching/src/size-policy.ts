@@ -14,6 +14,7 @@
  *
  * Everything here is a plain function of sizes and knobs; the pool calls them on its hot path.
  */
+import { floorLog2 } from '@allot/blocks';
 import {
   LARGE_BUFFER,
   MIN_BLOCK_SIZE,
@@ -24,14 +25,6 @@ import {
   SMALL_BUFFER,
   SMALL_SIZE,
 } from './constants';
-
-/** Exact floor(log2(size)) for a positive safe integer. */
-function floorLog2(size: number): number {
-  let log = Math.floor(Math.log2(size));
-  while (2 ** log > size) log--;
-  while (2 ** (log + 1) <= size) log++;
-  return log;
-}
 
 /** Divisions that apply to `size` bytes. */
 export function divisionsFor(size: number, divisions: readonly number[]): number {
