@@ -1,5 +1,6 @@
 /**
- * One slab's record: its header as the fields of a plain object, and one f64 word per object.
+ * One slab's record: its header as the fields of a plain object, and one f64 word per object; and
+ * a size class's head, the record its allocations take from.
  *
  * The header was once the first words of the same `Float64Array` as the objects; as fields of an
  * object of one shape, a read is one load at a fixed offset, where a typed-array word is a bounds
@@ -51,4 +52,19 @@ export class SlabRecord {
 /** Whether the slab of `record` has no live object. */
 export function isEmpty(record: SlabRecord): boolean {
   return record.free === record.objects;
+}
+
+/**
+ * A size class's head: the record at the head of its list of slabs with a free object, or null.
+ * Allocation reads it as a field of an object it keeps for the size asked last, with none of an
+ * array element's bounds and kind checks.
+ */
+export class ClassHead {
+  current: SlabRecord | null = null;
+  /** The class's index. */
+  readonly cls: number;
+
+  constructor(cls: number) {
+    this.cls = cls;
+  }
 }

@@ -30,7 +30,7 @@ import {
 } from './layout';
 import { PageMap } from './page-map';
 import { defaultSizeClasses, transformerSizeClasses } from './size-classes';
-import { isEmpty, SlabRecord } from './slab-record';
+import { ClassHead, isEmpty, SlabRecord } from './slab-record';
 
 /** Fewest objects a slab holds: slabs of large classes grow (by doubling) until this many fit. */
 const MIN_OBJECTS_PER_SLAB = 4;
@@ -80,14 +80,14 @@ export abstract class SlabStore<Upstream extends Allocator> {
   declare protected readonly classCount: number;
   declare protected readonly classInts: Int32Array;
   declare protected readonly classFigures: Float64Array;
-  /** Record of the head of each class's list, or null: where the next object comes from. */
-  declare protected readonly classCurrent: (SlabRecord | null)[];
+  /** Each class's head: the record of the head of its list, where the next object comes from. */
+  declare protected readonly heads: ClassHead[];
   /** Size → class: entry s is the smallest class ≥ (s − 1) × granule + 1. */
   declare protected readonly lookup: Uint16Array;
   declare protected readonly inverseGranule: number;
   /** The size of the last hot-path allocation and its class: a size asked again skips the lookup. */
   declare protected lastSize: number;
-  declare protected lastClass: number;
+  declare protected lastHead: ClassHead;
   /** Address → slab: page `floor(address / slabSize)` → slab id. */
   declare protected readonly pages: PageMap;
   declare protected readonly inversePage: number;
@@ -131,7 +131,7 @@ export abstract class SlabStore<Upstream extends Allocator> {
     this.classCount = count;
     this.classInts = new Int32Array(count * CLASS_INTS);
     this.classFigures = new Float64Array(count * CLASS_FIGURES);
-    this.classCurrent = Array.from({ length: count }, () => null);
+    this.heads = Array.from({ length: count }, (_, c) => new ClassHead(c));
     let alignment = Number.POSITIVE_INFINITY;
     for (let c = 0; c < count; c++) {
       const size = classes[c]!;
@@ -172,7 +172,7 @@ export abstract class SlabStore<Upstream extends Allocator> {
     this.lookup = lookup;
     this.inverseGranule = 1 / granule;
     this.lastSize = -1;
-    this.lastClass = 0;
+    this.lastHead = this.heads[0]!;
     this.pages = new PageMap();
     this.inversePage = 1 / slabSize;
     this.records = [];
@@ -209,7 +209,7 @@ export abstract class SlabStore<Upstream extends Allocator> {
 
   /** Empty slabs of class `c`: the counted ones, and the head of the list when it is empty. */
   protected emptySlabs(c: number): number {
-    const head = this.classCurrent[c] ?? null;
+    const head = this.heads[c]!.current;
     const counted = this.classInts[c * CLASS_INTS + CLASS_EMPTY]!;
     return head !== null && isEmpty(head) ? counted + 1 : counted;
   }
@@ -359,7 +359,7 @@ export abstract class SlabStore<Upstream extends Allocator> {
       this.classInts[i + CLASS_TAIL] = id;
     }
     this.classInts[i + CLASS_HEAD] = id;
-    this.classCurrent[c] = record;
+    this.heads[c]!.current = record;
   }
 
   /** Puts `record`, on no list, at the tail of class `c`'s list. */
@@ -374,7 +374,7 @@ export abstract class SlabStore<Upstream extends Allocator> {
       if (isEmpty(record)) this.classInts[i + CLASS_EMPTY]!++;
     } else {
       this.classInts[i + CLASS_HEAD] = id;
-      this.classCurrent[c] = record;
+      this.heads[c]!.current = record;
     }
     this.classInts[i + CLASS_TAIL] = id;
   }
@@ -390,7 +390,7 @@ export abstract class SlabStore<Upstream extends Allocator> {
     } else {
       this.classInts[i + CLASS_HEAD] = next;
       const head = next >= 0 ? this.records[next]! : null;
-      this.classCurrent[c] = head;
+      this.heads[c]!.current = head;
       if (head !== null && isEmpty(head)) this.classInts[i + CLASS_EMPTY]!--;
     }
     if (next >= 0) this.records[next]!.prev = prev;

@@ -51,7 +51,7 @@ import {
   CLASS_SLABS,
   CLASS_TAIL,
 } from './layout';
-import type { SlabRecord } from './slab-record';
+import type { ClassHead } from './slab-record';
 import { type SlabOptions, SlabStore } from './slab-store';
 
 export type { SlabOptions } from './slab-store';
@@ -106,13 +106,14 @@ class SlabAllocator<Upstream extends Allocator>
     if (alignment !== undefined || !(size <= this.maxRequestSize && size > 0)) {
       return this.allocateChecked(size, alignment);
     }
-    if (size === this.lastSize) return this.take(this.lastClass, size);
+    if (size === this.lastSize) return this.take(this.lastHead, size);
     if (!Number.isInteger(size)) checkSize(size); // throws
     let c = this.lookup[Math.ceil(size * this.inverseGranule)]!;
     while (this.classFigures[c * CLASS_FIGURES + CLASS_SIZE]! < size) c++;
+    const head = this.heads[c]!;
     this.lastSize = size;
-    this.lastClass = c;
-    return this.take(c, size);
+    this.lastHead = head;
+    return this.take(head, size);
   }
 
   free(address: number): void {
@@ -264,7 +265,7 @@ class SlabAllocator<Upstream extends Allocator>
       this.classInts[i + CLASS_HEAD] = -1;
       this.classInts[i + CLASS_TAIL] = -1;
       this.classFigures[c * CLASS_FIGURES + CLASS_HELD] = 0;
-      this.classCurrent[c] = null;
+      this.heads[c]!.current = null;
     }
     this.pages.clear();
     this.records = [];
@@ -281,14 +282,14 @@ class SlabAllocator<Upstream extends Allocator>
     while (figures[c * CLASS_FIGURES + CLASS_SIZE]! < size) c++;
     // A larger class whose size has more factors of two guarantees more alignment.
     while (c < this.classCount && figures[c * CLASS_FIGURES + CLASS_ALIGNMENT]! < align) c++;
-    return c < this.classCount ? this.take(c, size) : null;
+    return c < this.classCount ? this.take(this.heads[c]!, size) : null;
   }
 
-  /** Hands out an object of class `c` for a request of `size` bytes. */
-  private take(c: number, size: number): number | null {
-    let record = this.classCurrent[c] as SlabRecord | null;
+  /** Hands out an object of the class of `head` for a request of `size` bytes. */
+  private take(head: ClassHead, size: number): number | null {
+    let record = head.current;
     if (record === null) {
-      record = this.addSlab(c);
+      record = this.addSlab(head.cls);
       if (record === null) return null;
     }
     const words = record.words;
@@ -304,7 +305,7 @@ class SlabAllocator<Upstream extends Allocator>
     record.free = free;
     // The record is its class's head, which the count of empty slabs leaves out: a take changes
     // no count unless it fills the slab.
-    if (free === 0) this.becameFull(c, record);
+    if (free === 0) this.becameFull(head.cls, record);
     return record.base + object * record.size;
   }
 }
