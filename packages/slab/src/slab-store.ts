@@ -27,25 +27,10 @@ import {
   CLASS_SLAB_BYTES,
   CLASS_SLABS,
   CLASS_TAIL,
-  RECORD_BASE,
-  RECORD_BUMP,
-  RECORD_CLASS,
-  RECORD_FREE,
-  RECORD_FREE_HEAD,
-  RECORD_HEADER,
-  RECORD_HELD,
-  RECORD_ID,
-  RECORD_IN_USE,
-  RECORD_INVERSE,
-  RECORD_NEXT,
-  RECORD_OBJECTS,
-  RECORD_PREV,
-  RECORD_SIZE,
-  RECORD_SPAN,
-  RECORD_UPSTREAM,
 } from './layout';
 import { PageMap } from './page-map';
 import { defaultSizeClasses, transformerSizeClasses } from './size-classes';
+import { ClassHead, isEmpty, SlabRecord } from './slab-record';
 
 /** Fewest objects a slab holds: slabs of large classes grow (by doubling) until this many fit. */
 const MIN_OBJECTS_PER_SLAB = 4;
@@ -76,8 +61,11 @@ export interface SlabOptions<Upstream extends Allocator = Allocator> {
   readonly maxEmptySlabs?: number;
 }
 
-/** Stands for "no slab": every field is NaN, so no address passes the checks on free. */
-const EMPTY_RECORD = new Float64Array(RECORD_HEADER).fill(Number.NaN);
+/**
+ * Stands for "no slab": its inverse is NaN and it has no object word, so no address passes the
+ * checks on free.
+ */
+const EMPTY_RECORD = new SlabRecord(0);
 
 /** The slabs of a slab allocator: what `SlabAllocator` (`slab.ts`) allocates from. */
 export abstract class SlabStore<Upstream extends Allocator> {
@@ -92,25 +80,26 @@ export abstract class SlabStore<Upstream extends Allocator> {
   declare protected readonly classCount: number;
   declare protected readonly classInts: Int32Array;
   declare protected readonly classFigures: Float64Array;
-  /** Record of the head of each class's list, or null: where the next object comes from. */
-  declare protected readonly classCurrent: (Float64Array | null)[];
+  /** Each class's head: the record of the head of its list, where the next object comes from. */
+  declare protected readonly heads: ClassHead[];
   /** Size → class: entry s is the smallest class ≥ (s − 1) × granule + 1. */
   declare protected readonly lookup: Uint16Array;
   declare protected readonly inverseGranule: number;
   /** The size of the last hot-path allocation and its class: a size asked again skips the lookup. */
   declare protected lastSize: number;
-  declare protected lastClass: number;
+  declare protected lastHead: ClassHead;
   /** Address → slab: page `floor(address / slabSize)` → slab id. */
   declare protected readonly pages: PageMap;
   declare protected readonly inversePage: number;
 
   /** Slab records by id (ids are recycled; a spare id keeps its record for reuse). */
-  declare protected records: Float64Array[];
+  declare protected records: SlabRecord[];
   declare protected spareIds: number[];
-  /** The slab of the last page-map lookup: [recentBase, recentEnd) → recentRecord. */
-  declare protected recentBase: number;
-  declare protected recentEnd: number;
-  declare protected recentRecord: Float64Array;
+  /**
+   * The slab of the last page-map lookup, which an address in its `[base, base + span)` skips
+   * ({@link EMPTY_RECORD}'s span is 0).
+   */
+  declare protected recentRecord: SlabRecord;
 
   constructor(options: SlabOptions<Upstream>) {
     if (typeof options !== 'object' || options === null) {
@@ -142,7 +131,7 @@ export abstract class SlabStore<Upstream extends Allocator> {
     this.classCount = count;
     this.classInts = new Int32Array(count * CLASS_INTS);
     this.classFigures = new Float64Array(count * CLASS_FIGURES);
-    this.classCurrent = Array.from({ length: count }, () => null);
+    this.heads = Array.from({ length: count }, (_, c) => new ClassHead(c));
     let alignment = Number.POSITIVE_INFINITY;
     for (let c = 0; c < count; c++) {
       const size = classes[c]!;
@@ -183,7 +172,7 @@ export abstract class SlabStore<Upstream extends Allocator> {
     this.lookup = lookup;
     this.inverseGranule = 1 / granule;
     this.lastSize = -1;
-    this.lastClass = 0;
+    this.lastHead = this.heads[0]!;
     this.pages = new PageMap();
     this.inversePage = 1 / slabSize;
     this.records = [];
@@ -192,27 +181,27 @@ export abstract class SlabStore<Upstream extends Allocator> {
   }
 
   /** A take left `record` full: off the list. */
-  protected becameFull(c: number, record: Float64Array): void {
+  protected becameFull(c: number, record: SlabRecord): void {
     this.unlink(c, record);
     this.classInts[c * CLASS_INTS + CLASS_FULL]!++;
   }
 
   /** A free left the full `record` with one free object: back on the list, at the head. */
-  protected becameNotFull(c: number, record: Float64Array): void {
+  protected becameNotFull(c: number, record: SlabRecord): void {
     this.classInts[c * CLASS_INTS + CLASS_FULL]!--;
     this.pushHead(c, record);
   }
 
   /** A free emptied `record`: to the tail of the list, or back upstream past the limit. */
-  protected becameEmpty(c: number, record: Float64Array): void {
+  protected becameEmpty(c: number, record: SlabRecord): void {
     const i = c * CLASS_INTS;
     // The class's other empty slabs: none but the counted ones, as the head (when it is not
     // `record`) is ahead of `record`, so not empty.
     const others = this.classInts[i + CLASS_EMPTY]!;
-    if (record[RECORD_PREV]! >= 0) this.classInts[i + CLASS_EMPTY] = others + 1; // counted now
+    if (record.prev >= 0) this.classInts[i + CLASS_EMPTY] = others + 1; // counted now
     if (others >= this.maxEmptySlabs) {
       this.releaseSlab(c, record);
-    } else if (this.classInts[i + CLASS_TAIL] !== record[RECORD_ID]) {
+    } else if (this.classInts[i + CLASS_TAIL] !== record.id) {
       this.unlink(c, record);
       this.pushTail(c, record);
     }
@@ -220,53 +209,52 @@ export abstract class SlabStore<Upstream extends Allocator> {
 
   /** Empty slabs of class `c`: the counted ones, and the head of the list when it is empty. */
   protected emptySlabs(c: number): number {
-    const head = this.classCurrent[c] ?? null;
+    const head = this.heads[c]!.current;
     const counted = this.classInts[c * CLASS_INTS + CLASS_EMPTY]!;
     return head !== null && isEmpty(head) ? counted + 1 : counted;
   }
 
-  /** Throws the InvalidFreeError for `address`, which is not a live object (slow path). */
-  protected throwInvalidFree(address: number, record: Float64Array, offset: number): never {
+  /**
+   * The InvalidFreeError for `address`, which is not a live object (slow path). The caller throws
+   * it, so that the compiler sees the fast path's checks hold after the test.
+   */
+  protected invalidFree(address: number, record: SlabRecord, offset: number): InvalidFreeError {
     const reason = record === EMPTY_RECORD ? 'foreign-address' : this.classify(record, offset);
-    throw new InvalidFreeError(address, reason, 'slab');
+    return new InvalidFreeError(address, reason, 'slab');
   }
 
   /** Record of the slab whose pages hold `address`, or {@link EMPTY_RECORD}. */
-  protected recordOf(address: number): Float64Array {
+  protected recordOf(address: number): SlabRecord {
     if (typeof address !== 'number') return EMPTY_RECORD;
-    if (address >= this.recentBase && address < this.recentEnd) return this.recentRecord;
+    const recent = this.recentRecord;
+    const offset = address - recent.base;
+    if (offset >= 0 && offset < recent.span) return recent;
     return this.findRecord(address);
   }
 
   /** Looks `address` up in the page map and remembers the slab found. */
-  protected findRecord(address: number): Float64Array {
+  protected findRecord(address: number): SlabRecord {
     if (typeof address !== 'number' || !(address >= 0)) return EMPTY_RECORD; // also NaN
     const id = this.pages.get(Math.floor(address * this.inversePage));
     if (id < 0) return EMPTY_RECORD;
     const record = this.records[id]!;
-    this.recentBase = record[RECORD_BASE]!;
-    this.recentEnd = record[RECORD_BASE]! + record[RECORD_SPAN]!;
     this.recentRecord = record;
     return record;
   }
 
   /** Empties the one-slab lookup cache (when its slab goes back upstream). */
   protected forgetRecent(): void {
-    this.recentBase = Number.POSITIVE_INFINITY;
-    this.recentEnd = Number.NEGATIVE_INFINITY;
     this.recentRecord = EMPTY_RECORD;
   }
 
   /** Record of the slab holding a live object that starts at `address`, or null. */
-  protected liveRecordOf(address: number): Float64Array | null {
+  protected liveRecordOf(address: number): SlabRecord | null {
     const record = this.recordOf(address);
     if (record === EMPTY_RECORD) return null;
-    const offset = address - record[RECORD_BASE]!;
-    const object = Math.round(offset * record[RECORD_INVERSE]!);
+    const offset = address - record.base;
+    const object = Math.round(offset * record.inverse);
     const live =
-      object * record[RECORD_SIZE]! === offset &&
-      object < record[RECORD_OBJECTS]! &&
-      record[RECORD_HEADER + object]! > 0;
+      object * record.size === offset && object < record.objects && record.words[object]! > 0;
     return live ? record : null;
   }
 
@@ -277,20 +265,20 @@ export abstract class SlabStore<Upstream extends Allocator> {
   protected liveByClass(): Float64Array {
     const live = new Float64Array(this.classCount);
     for (const record of this.records) {
-      if (record[RECORD_IN_USE] === 1) {
-        live[record[RECORD_CLASS]!]! += record[RECORD_OBJECTS]! - record[RECORD_FREE]!;
+      if (record.inUse) {
+        live[record.cls]! += record.objects - record.free;
       }
     }
     return live;
   }
 
   /** Records of the slabs held, in id order. */
-  protected heldRecords(): Float64Array[] {
-    return this.records.filter((record) => record[RECORD_IN_USE] === 1);
+  protected heldRecords(): SlabRecord[] {
+    return this.records.filter((record) => record.inUse);
   }
 
   /** Takes a slab for class `c` from the upstream; null (and no change) when it has none. */
-  protected addSlab(c: number): Float64Array | null {
+  protected addSlab(c: number): SlabRecord | null {
     const f = c * CLASS_FIGURES;
     const bytes = this.classFigures[f + CLASS_SLAB_BYTES]!;
     const slabAlignment = this.classFigures[f + CLASS_SLAB_ALIGNMENT]!;
@@ -309,31 +297,28 @@ export abstract class SlabStore<Upstream extends Allocator> {
     const size = this.classFigures[f + CLASS_SIZE]!;
     // A recycled id keeps its record when it is long enough: every object word is ≤ 0 once empty.
     let id = this.spareIds.pop();
-    let record: Float64Array;
+    let record: SlabRecord;
     if (id === undefined) {
       id = this.records.length;
-      record = new Float64Array(RECORD_HEADER + objects);
+      record = new SlabRecord(objects);
       this.records.push(record);
     } else {
       record = this.records[id]!;
-      if (record.length < RECORD_HEADER + objects) {
-        record = new Float64Array(RECORD_HEADER + objects);
-        this.records[id] = record;
-      }
+      if (record.words.length !== objects) record.words = new Float64Array(objects);
     }
-    record[RECORD_BASE] = base;
-    record[RECORD_UPSTREAM] = address;
-    record[RECORD_SIZE] = size;
-    record[RECORD_INVERSE] = 1 / size;
-    record[RECORD_FREE_HEAD] = -1;
-    record[RECORD_FREE] = objects;
-    record[RECORD_OBJECTS] = objects;
-    record[RECORD_BUMP] = 0;
-    record[RECORD_CLASS] = c;
-    record[RECORD_ID] = id;
-    record[RECORD_HELD] = held;
-    record[RECORD_SPAN] = bytes;
-    record[RECORD_IN_USE] = 1;
+    record.base = base;
+    record.upstream = address;
+    record.size = size;
+    record.inverse = 1 / size;
+    record.freeHead = -1;
+    record.free = objects;
+    record.objects = objects;
+    record.bump = 0;
+    record.cls = c;
+    record.id = id;
+    record.held = held;
+    record.span = bytes;
+    record.inUse = true;
     const firstPage = base * this.inversePage;
     const pages = bytes / this.slabSize;
     for (let page = 0; page < pages; page++) this.pages.set(firstPage + page, id);
@@ -343,84 +328,84 @@ export abstract class SlabStore<Upstream extends Allocator> {
     return record;
   }
 
-  protected releaseSlab(c: number, record: Float64Array): void {
+  protected releaseSlab(c: number, record: SlabRecord): void {
     this.unlink(c, record);
     if (this.recentRecord === record) this.forgetRecent();
-    const firstPage = record[RECORD_BASE]! * this.inversePage;
-    const pages = record[RECORD_SPAN]! / this.slabSize;
+    const firstPage = record.base * this.inversePage;
+    const pages = record.span / this.slabSize;
     for (let page = 0; page < pages; page++) this.pages.delete(firstPage + page);
-    record[RECORD_IN_USE] = 0;
+    record.inUse = false;
     this.classInts[c * CLASS_INTS + CLASS_SLABS]!--;
-    this.classFigures[c * CLASS_FIGURES + CLASS_HELD]! -= record[RECORD_HELD]!;
-    this.spareIds.push(record[RECORD_ID]!);
-    this.upstream.free(record[RECORD_UPSTREAM]!);
+    this.classFigures[c * CLASS_FIGURES + CLASS_HELD]! -= record.held;
+    this.spareIds.push(record.id);
+    this.upstream.free(record.upstream);
   }
 
   // The list's three changes keep CLASS_EMPTY the count of empty slabs on the list other than its
   // head: a slab that leaves the head's place is counted if empty, one that takes it is not.
 
   /** Puts `record`, on no list, at the head of class `c`'s list. */
-  protected pushHead(c: number, record: Float64Array): void {
+  protected pushHead(c: number, record: SlabRecord): void {
     const i = c * CLASS_INTS;
     const head = this.classInts[i + CLASS_HEAD]!;
-    const id = record[RECORD_ID]!;
-    record[RECORD_PREV] = -1;
-    record[RECORD_NEXT] = head;
+    const id = record.id;
+    record.prev = -1;
+    record.next = head;
     if (head >= 0) {
       const old = this.records[head]!;
-      old[RECORD_PREV] = id;
+      old.prev = id;
       if (isEmpty(old)) this.classInts[i + CLASS_EMPTY]!++;
     } else {
       this.classInts[i + CLASS_TAIL] = id;
     }
     this.classInts[i + CLASS_HEAD] = id;
-    this.classCurrent[c] = record;
+    this.heads[c]!.current = record;
   }
 
   /** Puts `record`, on no list, at the tail of class `c`'s list. */
-  protected pushTail(c: number, record: Float64Array): void {
+  protected pushTail(c: number, record: SlabRecord): void {
     const i = c * CLASS_INTS;
     const tail = this.classInts[i + CLASS_TAIL]!;
-    const id = record[RECORD_ID]!;
-    record[RECORD_NEXT] = -1;
-    record[RECORD_PREV] = tail;
+    const id = record.id;
+    record.next = -1;
+    record.prev = tail;
     if (tail >= 0) {
-      this.records[tail]![RECORD_NEXT] = id;
+      this.records[tail]!.next = id;
       if (isEmpty(record)) this.classInts[i + CLASS_EMPTY]!++;
     } else {
       this.classInts[i + CLASS_HEAD] = id;
-      this.classCurrent[c] = record;
+      this.heads[c]!.current = record;
     }
     this.classInts[i + CLASS_TAIL] = id;
   }
 
   /** Takes `record` off class `c`'s list. */
-  protected unlink(c: number, record: Float64Array): void {
+  protected unlink(c: number, record: SlabRecord): void {
     const i = c * CLASS_INTS;
-    const next = record[RECORD_NEXT]!;
-    const prev = record[RECORD_PREV]!;
+    const next = record.next;
+    const prev = record.prev;
     if (prev >= 0) {
-      this.records[prev]![RECORD_NEXT] = next;
+      this.records[prev]!.next = next;
       if (isEmpty(record)) this.classInts[i + CLASS_EMPTY]!--;
     } else {
       this.classInts[i + CLASS_HEAD] = next;
       const head = next >= 0 ? this.records[next]! : null;
-      this.classCurrent[c] = head;
+      this.heads[c]!.current = head;
       if (head !== null && isEmpty(head)) this.classInts[i + CLASS_EMPTY]!--;
     }
-    if (next >= 0) this.records[next]![RECORD_PREV] = prev;
+    if (next >= 0) this.records[next]!.prev = prev;
     else this.classInts[i + CLASS_TAIL] = prev;
   }
 
   /** Why `offset` into the slab of `record` is not a live object (slow path). */
-  protected classify(record: Float64Array, offset: number): InvalidFreeReason {
-    const size = record[RECORD_SIZE]!;
+  protected classify(record: SlabRecord, offset: number): InvalidFreeReason {
+    const size = record.size;
     const object = Math.floor(offset / size);
-    if (!Number.isInteger(offset) || object >= record[RECORD_OBJECTS]!) return 'not-live';
-    const live = record[RECORD_HEADER + object]! > 0;
+    if (!Number.isInteger(offset) || object >= record.objects) return 'not-live';
+    const live = record.words[object]! > 0;
     if (object * size !== offset) return live ? 'interior-pointer' : 'not-live';
     // An object below the bump index was handed out before, so it is on the free list.
-    return object < record[RECORD_BUMP]! ? 'double-free' : 'not-live';
+    return object < record.bump ? 'double-free' : 'not-live';
   }
 }
 
@@ -445,11 +430,6 @@ function resolveClasses(option: readonly number[] | 'default' | 'transformer'): 
     }
   }
   return Object.freeze([...option]);
-}
-
-/** Whether the slab of `record` has no live object. */
-function isEmpty(record: Float64Array): boolean {
-  return record[RECORD_FREE] === record[RECORD_OBJECTS];
 }
 
 /** Largest power of two dividing `value` (a positive safe integer). */

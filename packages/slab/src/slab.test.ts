@@ -229,6 +229,9 @@ describe('slab', () => {
     expect(reasonOf(-1)).toBe('foreign-address');
     expect(reasonOf(Number.NaN)).toBe('foreign-address');
     expect(reasonOf(String(a) as unknown as number)).toBe('foreign-address');
+    expect(reasonOf(Symbol('a') as unknown as number)).toBe('foreign-address');
+    expect(reasonOf(BigInt(a) as unknown as number)).toBe('foreign-address');
+    expect(reasonOf(a + 0.5)).toBe('not-live');
     expect(() => objects.allocate(0)).toThrow(InvalidArgumentError);
     expect(() => objects.allocate(2.5)).toThrow(InvalidArgumentError);
     expect(() => objects.allocate(2 ** 60)).toThrow(InvalidArgumentError);

@@ -20,8 +20,8 @@
  * - Free finds the slab through a page map (`floor(address / slabSize)` → slab id, the shared
  *   `AddressMap` of `@allot/blocks`), then the object by division; the object's word (> 0 only
  *   while live) catches double frees and interior pointers before anything changes.
- * - Each slab is one record, a Float64Array: a header (base, object size, free-list head, counts,
- *   list links; named offsets below) and then the object words. Allocation and free touch the
+ * - Each slab is one record (`slab-record.ts`): a header of plain fields (base, object size,
+ *   free-list head, counts, list links) and a Float64Array of the object words. Allocation and free touch the
  *   record, one per-class counter and nothing else in the common case, and allocate nothing.
  * - Object addresses are aligned to the largest power of two dividing the class size (slabs are
  *   aligned to at least that much); a request that asks for more goes to the smallest larger class
@@ -50,20 +50,8 @@ import {
   CLASS_SLAB_BYTES,
   CLASS_SLABS,
   CLASS_TAIL,
-  RECORD_BASE,
-  RECORD_BUMP,
-  RECORD_CLASS,
-  RECORD_FREE,
-  RECORD_FREE_HEAD,
-  RECORD_HEADER,
-  RECORD_HELD,
-  RECORD_INVERSE,
-  RECORD_NEXT,
-  RECORD_OBJECTS,
-  RECORD_PREV,
-  RECORD_SIZE,
-  RECORD_UPSTREAM,
 } from './layout';
+import type { ClassHead } from './slab-record';
 import { type SlabOptions, SlabStore } from './slab-store';
 
 export type { SlabOptions } from './slab-store';
@@ -118,47 +106,45 @@ class SlabAllocator<Upstream extends Allocator>
     if (alignment !== undefined || !(size <= this.maxRequestSize && size > 0)) {
       return this.allocateChecked(size, alignment);
     }
-    if (size === this.lastSize) return this.take(this.lastClass, size);
+    if (size === this.lastSize) return this.take(this.lastHead, size);
     if (!Number.isInteger(size)) checkSize(size); // throws
     let c = this.lookup[Math.ceil(size * this.inverseGranule)]!;
     while (this.classFigures[c * CLASS_FIGURES + CLASS_SIZE]! < size) c++;
+    const head = this.heads[c]!;
     this.lastSize = size;
-    this.lastClass = c;
-    return this.take(c, size);
+    this.lastHead = head;
+    return this.take(head, size);
   }
 
   free(address: number): void {
     let record = this.recentRecord;
-    if (!(typeof address === 'number' && address >= this.recentBase && address < this.recentEnd)) {
+    // A non-number is no slab's (and a symbol or a bigint would throw on the subtraction).
+    let offset = typeof address === 'number' ? address - record.base : Number.NaN;
+    if (!(offset >= 0 && offset < record.span)) {
       record = this.findRecord(address);
+      offset = typeof address === 'number' ? address - record.base : Number.NaN;
     }
-    const offset = address - record[RECORD_BASE]!;
     // The nearest object to the offset, which is ≥ 0 and below 2^31 objects: rounded by truncation
-    // to an int32 (NaN, from no slab, gives object 0 and fails the check below).
-    const object = (offset * record[RECORD_INVERSE]! + 0.5) | 0;
-    const word = RECORD_HEADER + object;
-    if (
-      !(
-        object * record[RECORD_SIZE]! === offset &&
-        object < record[RECORD_OBJECTS]! &&
-        record[word]! > 0
-      )
-    ) {
-      this.throwInvalidFree(address, record, offset);
+    // to an int32 (NaN, from no slab, gives object 0, which "no slab" has no word for). A slab has
+    // exactly one word per object, so an object past its last reads `undefined` and fails too.
+    const object = (offset * record.inverse + 0.5) | 0;
+    const words = record.words;
+    if (!(object * record.size === offset && words[object]! > 0)) {
+      throw this.invalidFree(address, record, offset);
     }
-    record[word] = -record[RECORD_FREE_HEAD]! - 1;
-    record[RECORD_FREE_HEAD] = object;
-    const free = record[RECORD_FREE]! + 1;
-    record[RECORD_FREE] = free;
-    if (free === record[RECORD_OBJECTS]) {
+    words[object] = ~record.freeHead;
+    record.freeHead = object;
+    const free = record.free + 1;
+    record.free = free;
+    if (free === record.objects) {
       // Now empty. Commonly it is alone on its class's list (the only slab of a class that
       // allocates and frees in turn), so it is the head, which no count includes, and the one
       // empty slab of its class: nothing changes while one empty slab may be kept.
-      if (!(record[RECORD_NEXT]! < 0 && record[RECORD_PREV]! < 0 && this.maxEmptySlabs > 0)) {
-        this.becameEmpty(record[RECORD_CLASS]!, record);
+      if (!(record.next < 0 && record.prev < 0 && this.maxEmptySlabs > 0)) {
+        this.becameEmpty(record.cls, record);
       }
     } else if (free === 1) {
-      this.becameNotFull(record[RECORD_CLASS]!, record);
+      this.becameNotFull(record.cls, record);
     }
   }
 
@@ -167,7 +153,7 @@ class SlabAllocator<Upstream extends Allocator>
     if (record === null) {
       throw new InvalidArgumentError('address', address, 'the start of a live object of this slab');
     }
-    return record[RECORD_SIZE]!;
+    return record.size;
   }
 
   owns(address: number): boolean {
@@ -212,11 +198,11 @@ class SlabAllocator<Upstream extends Allocator>
     const live = this.liveByClass();
     for (const record of this.heldRecords()) {
       let sum = 0;
-      for (let object = 0; object < record[RECORD_OBJECTS]!; object++) {
-        const word = record[RECORD_HEADER + object]!;
+      for (let object = 0; object < record.objects; object++) {
+        const word = record.words[object]!;
         if (word > 0) sum += word;
       }
-      requested[record[RECORD_CLASS]!]! += sum;
+      requested[record.cls]! += sum;
     }
     const stats: SlabClassStats[] = [];
     for (let c = 0; c < this.classCount; c++) {
@@ -251,35 +237,35 @@ class SlabAllocator<Upstream extends Allocator>
 
   layout(): Layout {
     const held = this.heldRecords();
-    held.sort((a, b) => a[RECORD_UPSTREAM]! - b[RECORD_UPSTREAM]!);
+    held.sort((a, b) => a.upstream - b.upstream);
     const segments: LayoutSegment[] = held.map((record) => {
-      const size = record[RECORD_SIZE]!;
-      const base = record[RECORD_BASE]!;
+      const size = record.size;
+      const base = record.base;
       const blocks: LayoutBlock[] = [];
-      for (let object = 0; object < record[RECORD_OBJECTS]!; object++) {
+      for (let object = 0; object < record.objects; object++) {
         const address = base + object * size;
-        const requestedSize = record[RECORD_HEADER + object]!;
+        const requestedSize = record.words[object]!;
         blocks.push(
           requestedSize > 0
             ? { address, size, free: false, requestedSize }
             : { address, size, free: true },
         );
       }
-      const segment = record[RECORD_UPSTREAM]!;
-      return { address: segment, size: record[RECORD_HELD]!, blocks, pool: `${size} B` };
+      const segment = record.upstream;
+      return { address: segment, size: record.held, blocks, pool: `${size} B` };
     });
     return { segments };
   }
 
   reset(): void {
-    for (const record of this.heldRecords()) this.upstream.free(record[RECORD_UPSTREAM]!);
+    for (const record of this.heldRecords()) this.upstream.free(record.upstream);
     for (let c = 0; c < this.classCount; c++) {
       const i = c * CLASS_INTS;
       this.classInts.fill(0, i + CLASS_SLABS, i + CLASS_INTS);
       this.classInts[i + CLASS_HEAD] = -1;
       this.classInts[i + CLASS_TAIL] = -1;
       this.classFigures[c * CLASS_FIGURES + CLASS_HELD] = 0;
-      this.classCurrent[c] = null;
+      this.heads[c]!.current = null;
     }
     this.pages.clear();
     this.records = [];
@@ -296,30 +282,31 @@ class SlabAllocator<Upstream extends Allocator>
     while (figures[c * CLASS_FIGURES + CLASS_SIZE]! < size) c++;
     // A larger class whose size has more factors of two guarantees more alignment.
     while (c < this.classCount && figures[c * CLASS_FIGURES + CLASS_ALIGNMENT]! < align) c++;
-    return c < this.classCount ? this.take(c, size) : null;
+    return c < this.classCount ? this.take(this.heads[c]!, size) : null;
   }
 
-  /** Hands out an object of class `c` for a request of `size` bytes. */
-  private take(c: number, size: number): number | null {
-    let record = this.classCurrent[c] as Float64Array | null;
+  /** Hands out an object of the class of `head` for a request of `size` bytes. */
+  private take(head: ClassHead, size: number): number | null {
+    let record = head.current;
     if (record === null) {
-      record = this.addSlab(c);
+      record = this.addSlab(head.cls);
       if (record === null) return null;
     }
-    let object = record[RECORD_FREE_HEAD]!;
+    const words = record.words;
+    let object = record.freeHead;
     if (object >= 0) {
-      record[RECORD_FREE_HEAD] = -record[RECORD_HEADER + object]! - 1;
+      record.freeHead = ~words[object]!; // an int32: the free head stays a small integer
     } else {
-      object = record[RECORD_BUMP]!;
-      record[RECORD_BUMP] = object + 1;
+      object = record.bump;
+      record.bump = object + 1;
     }
-    record[RECORD_HEADER + object] = size;
-    const free = record[RECORD_FREE]! - 1;
-    record[RECORD_FREE] = free;
+    words[object] = size;
+    const free = record.free - 1;
+    record.free = free;
     // The record is its class's head, which the count of empty slabs leaves out: a take changes
     // no count unless it fills the slab.
-    if (free === 0) this.becameFull(c, record);
-    return record[RECORD_BASE]! + object * record[RECORD_SIZE]!;
+    if (free === 0) this.becameFull(head.cls, record);
+    return record.base + object * record.size;
   }
 }
 
