@@ -16,7 +16,7 @@ import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromiumOrSkip, launchChromium } from '../../lab/test/chromium';
 import { recordingsToTune } from '../../lab/test/recordings';
-import { cli, serve, tab } from './app-tab';
+import { cli, onlyFrom, serve, tab } from './app-tab';
 
 const hasChromium = chromiumOrSkip('web app advice agreement test');
 const shared = findTracesDir();
@@ -68,12 +68,7 @@ describe.skipIf(!hasChromium || files.length === 0)('the app’s advice against 
     [server, tuned] = await Promise.all([serve(), tuneAll()]);
     origin = new URL(server.url).origin;
     context = await launchChromium();
-    await context.route('**/*', (route) => {
-      const url = route.request().url();
-      if (url.startsWith(`${origin}/`) || /^(blob|data|file):/.test(url)) return route.continue();
-      blocked.push(url);
-      return route.abort('blockedbyclient');
-    });
+    await onlyFrom(context, origin, blocked);
   });
   afterAll(async () => {
     await context?.close();

@@ -25,7 +25,7 @@ import { findTracesDir } from '@allot/workloads/node';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromiumOrSkip, launchChromium } from '../../lab/test/chromium';
-import { cli, serve, tab } from './app-tab';
+import { cli, onlyFrom, serve, tab } from './app-tab';
 
 const hasChromium = chromiumOrSkip('web app answers test');
 const shared = findTracesDir();
@@ -104,12 +104,7 @@ describe.skipIf(!hasChromium || !haveRecordings).each(WIDTHS)('the web app at %i
     server = await serve();
     origin = new URL(server.url).origin;
     context = await launchChromium();
-    await context.route('**/*', (route) => {
-      const url = route.request().url();
-      if (url.startsWith(`${origin}/`) || /^(blob|data|file):/.test(url)) return route.continue();
-      blocked.push(url);
-      return route.abort('blockedbyclient');
-    });
+    await onlyFrom(context, origin, blocked);
   });
   afterAll(async () => {
     await context?.close();

@@ -10,8 +10,15 @@ import type { BrowserContext, Page } from 'playwright-core';
 export const cli = join(import.meta.dirname, '..', '..', 'lab', 'bin', 'allot-lab.js');
 
 /** `allot-lab serve FILES...` on a free port: the process and the URL it prints. */
-export async function serve(...files: string[]): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, [cli, 'serve', ...files], {
+export function serve(...files: string[]): Promise<{ child: ChildProcess; url: string }> {
+  return serveWith(files);
+}
+
+/** `allot-lab serve ARGS...`: the process and the URL it prints. */
+export async function serveWith(
+  args: readonly string[],
+): Promise<{ child: ChildProcess; url: string }> {
+  const child = spawn(process.execPath, [cli, 'serve', ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const url = await new Promise<string>((resolve, reject) => {

@@ -20,7 +20,7 @@
  * `promtool check metrics`. Skipped, with a message, without Chromium or
  * the shared recordings; `ALLOT_SCREENSHOTS=DIR` keeps a screenshot of the page at 1280 px there.
  */
-import { type ChildProcess, execFile, spawn, spawnSync } from 'node:child_process';
+import { type ChildProcess, execFile, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, renameSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
@@ -30,10 +30,10 @@ import { findTracesDir } from '@allot/workloads/node';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromiumOrSkip, launchChromium } from '../../lab/test/chromium';
+import { cli, serveWith } from './app-tab';
 
 const hasChromium = chromiumOrSkip('live page browser test');
 const root = join(import.meta.dirname, '..', '..', '..');
-const cli = join(root, 'apps', 'lab', 'bin', 'allot-lab.js');
 const demo = join(root, 'apps', 'lab', 'dist', 'watch-demo.js');
 const traces = (() => {
   const found = findTracesDir();
@@ -45,23 +45,8 @@ const traces = (() => {
 const run = promisify(execFile);
 
 /** `allot-lab serve --watch FOLDER` on `port` (0: a free one): the process and the URL it prints. */
-async function serveWatch(folder: string, port = 0): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(
-    process.execPath,
-    [cli, 'serve', '--watch', folder, '--interval', '0.1', '--port', String(port)],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  const url = await new Promise<string>((resolve, reject) => {
-    let text = '';
-    child.stdout!.on('data', (chunk: Buffer) => {
-      text += chunk.toString();
-      const found = /http:\/\/127\.0\.0\.1:\d+\/\S*/.exec(text);
-      if (found) resolve(found[0]);
-    });
-    child.stderr!.on('data', (chunk: Buffer) => reject(new Error(chunk.toString())));
-    child.on('exit', (code) => reject(new Error(`allot-lab serve exited with ${code}`)));
-  });
-  return { child, url };
+function serveWatch(folder: string, port = 0): Promise<{ child: ChildProcess; url: string }> {
+  return serveWith(['--watch', folder, '--interval', '0.1', '--port', String(port)]);
 }
 
 /** Stops `child` and waits until it is gone. */
