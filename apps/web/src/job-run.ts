@@ -34,6 +34,7 @@ export async function runJob(
   const memory = knobs.memoryGiB === null ? undefined : Math.round(knobs.memoryGiB * 2 ** 30);
   const fraction = memory !== undefined && knobs.fraction !== null ? knobs.fraction : undefined;
   const candidates = jobCandidates(fraction !== undefined);
+  const defaultsIndex = candidates.indexOf('');
   const ranks: RankSettings[] = [];
   const failed: FailedRankNote[] = [];
   const notes: JobRankNote[] = [];
@@ -68,7 +69,7 @@ export async function runJob(
     ranks.push({ rank, settings });
     notes.push({
       rank,
-      defaultsFailures: settings[candidates.indexOf('')]!.failures,
+      defaultsFailures: settings[defaultsIndex]!.failures,
       died: (trace.recordedOoms?.length ?? 0) > 0,
     });
   }

@@ -46,30 +46,16 @@ const scope = self as unknown as Scope;
 /** Progress goes to the page at most this often (ms), and once at the end. */
 const PROGRESS_EVERY = 100;
 
-/** A ReadableStream's chunks as an async iterable. */
-async function* chunksOf(stream: ReadableStream<Uint8Array>): AsyncGenerator<Uint8Array> {
-  const reader = stream.getReader();
-  try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) return;
-      yield value;
-    }
-  } finally {
-    reader.releaseLock();
-  }
-}
-
-/** The bytes of `source`: its name, length when known, and chunks. */
+/** The bytes of `source`: its name, length when known, and chunks (a web stream is read as one). */
 async function bytesOf(source: FileSource): Promise<{
   name: string;
   total: number | null;
-  chunks: AsyncIterable<Uint8Array>;
+  chunks: Parameters<typeof streamTraces>[0];
 }> {
   if (source.kind === 'sample') return { name: SAMPLE_NAME, total: null, chunks: sampleChunks() };
   if (source.kind === 'file') {
     const { file } = source;
-    return { name: file.name, total: file.size, chunks: chunksOf(file.stream()) };
+    return { name: file.name, total: file.size, chunks: file.stream() };
   }
   const response = await fetch(source.url);
   if (!response.ok || response.body === null) {
@@ -79,7 +65,7 @@ async function bytesOf(source: FileSource): Promise<{
   return {
     name: source.name,
     total: Number.isFinite(length) && length > 0 ? length : null,
-    chunks: chunksOf(response.body),
+    chunks: response.body,
   };
 }
 
