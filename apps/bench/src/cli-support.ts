@@ -3,8 +3,10 @@
  * one-line progress display, writing the results, and the exit status.
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpus, platform, release } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { UsageError } from './options';
+import type { RunInfo } from './results';
 
 /** The repository root: the nearest folder above `from` that holds pnpm-workspace.yaml. */
 export function findRepoRoot(from = process.cwd()): string {
@@ -18,6 +20,18 @@ export function findRepoRoot(from = process.cwd()): string {
 }
 
 /** A one-line progress display on a terminal; silent elsewhere. */
+/** What a run records of itself: `command`, today, Node, the CPU and the platform. */
+export function runInfo(command: string): RunInfo {
+  return {
+    command,
+    date: new Date().toISOString().slice(0, 10),
+    node: process.version,
+    cpu: cpus()[0]?.model.trim() ?? 'unknown',
+    cores: cpus().length,
+    platform: `${platform()} ${release()}`,
+  };
+}
+
 export class Progress {
   private readonly tty = process.stderr.isTTY === true;
   private readonly started = performance.now();

@@ -8,8 +8,7 @@
  * parent only builds traces for their summaries and loads each row once to learn whether it is
  * available; all measuring happens in the workers.
  */
-import { cpus, platform, release } from 'node:os';
-import { Progress, runMain, writeResults } from './cli-support';
+import { Progress, runInfo, runMain, writeResults } from './cli-support';
 import type { CellResult } from './measure';
 import { commandLine, parseCli, USAGE, UsageError } from './options';
 import { mergeProcesses } from './processes';
@@ -67,12 +66,7 @@ async function main(argv: string[]): Promise<number> {
 
   const allocators: AllocatorRecord[] = [];
   const run: BenchRun = {
-    command: commandLine(argv),
-    date: new Date().toISOString().slice(0, 10),
-    node: process.version,
-    cpu: cpus()[0]?.model.trim() ?? 'unknown',
-    cores: cpus().length,
-    platform: `${platform()} ${release()}`,
+    ...runInfo(commandLine(argv)),
     settings: options.settings,
     durationSeconds: 0,
     workloads,

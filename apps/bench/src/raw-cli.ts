@@ -4,9 +4,8 @@
  * every workload, then round two, and so on. Prints the tables and targets, and writes
  * `bench-results/raw-latest.json` and the raw block of `BENCHMARKS.md`.
  */
-import { cpus, platform, release } from 'node:os';
 import { parseArgs } from 'node:util';
-import { Progress, runMain, writeResults } from './cli-support';
+import { Progress, runInfo, runMain, writeResults } from './cli-support';
 import { list, UsageError } from './options';
 import type { RawMessage, RawRequest } from './protocol';
 import { rawWorkloads } from './raw-plan';
@@ -110,12 +109,7 @@ async function main(argv: string[]): Promise<number> {
   }
   progress.clear();
   const run: RawRun = {
-    command: ['pnpm bench:raw', ...argv].join(' '),
-    date: new Date().toISOString().slice(0, 10),
-    node: process.version,
-    cpu: cpus()[0]?.model.trim() ?? 'unknown',
-    cores: cpus().length,
-    platform: `${platform()} ${release()}`,
+    ...runInfo(['pnpm bench:raw', ...argv].join(' ')),
     rounds,
     seed,
     durationSeconds: (performance.now() - startedAt) / 1000,

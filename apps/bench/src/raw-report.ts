@@ -11,6 +11,7 @@ import { median } from './measure';
 import type { RawMeasurement } from './protocol';
 import type { RawWorkload } from './raw-plan';
 import { type Grid, renderMarkdown, renderText } from './report';
+import type { RunInfo } from './results';
 import { spreadOf, type TargetRow } from './targets';
 
 /** Markers of the raw block of BENCHMARKS.md. */
@@ -32,13 +33,7 @@ export interface RawRoundMeasurement extends RawMeasurement {
 }
 
 /** A run of the raw workloads. */
-export interface RawRun {
-  readonly command: string;
-  readonly date: string;
-  readonly node: string;
-  readonly cpu: string;
-  readonly cores: number;
-  readonly platform: string;
+export interface RawRun extends RunInfo {
   readonly rounds: number;
   readonly seed: number;
   readonly durationSeconds: number;

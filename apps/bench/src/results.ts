@@ -21,13 +21,17 @@ export interface AllocatorRecord {
   readonly reason?: string;
 }
 
-export interface BenchRun {
+/** Where and how a run was made: the command, the day, Node, the machine. */
+export interface RunInfo {
   readonly command: string;
   readonly date: string;
   readonly node: string;
   readonly cpu: string;
   readonly cores: number;
   readonly platform: string;
+}
+
+export interface BenchRun extends RunInfo {
   readonly settings: BenchSettings;
   readonly durationSeconds: number;
   readonly workloads: WorkloadRecord[];
