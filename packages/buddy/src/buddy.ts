@@ -118,19 +118,7 @@ class BuddyHeap extends BuddyLists implements Buddy {
     ) {
       return this.allocateChecked(size, alignment);
     }
-    // Units needed ≤ 2^31 (maxOrder ≤ 31), so clz32 is exact on this count.
-    const order =
-      size > this.minBlockSize ? 32 - Math.clz32(Math.ceil(size * this.inverseUnit) - 1) : 0;
-    const deferred = this.words[WORD_DEFERRED]!;
-    if (
-      deferred !== 0 &&
-      (this.cells[(deferred - 1) * CELL_WORDS + CELL_TAG]! & TAG_ORDER_MASK) === order
-    ) {
-      // The deferred block is the smallest sufficient one (checked when it was deferred).
-      this.words[WORD_DEFERRED] = 0;
-      return this.markLive(deferred - 1, order, size);
-    }
-    return this.take(order, size);
+    return this.takeOrder(this.orderOf(size), size);
   }
 
   /** {@link allocate} with an alignment, or a size to check: throws, refuses, or takes a block. */
@@ -139,13 +127,23 @@ class BuddyHeap extends BuddyLists implements Buddy {
     if (align > this.baseAlignment) return null;
     const need = Math.max(size, align);
     if (need > this.maxBlockSize) return null;
-    const order =
-      need > this.minBlockSize ? 32 - Math.clz32(Math.ceil(need * this.inverseUnit) - 1) : 0;
+    return this.takeOrder(this.orderOf(need), size);
+  }
+
+  /** The order of the smallest block that holds `need` bytes (`need` ≤ the largest block). */
+  private orderOf(need: number): number {
+    // Units needed ≤ 2^31 (maxOrder ≤ 31), so clz32 is exact on this count.
+    return need > this.minBlockSize ? 32 - Math.clz32(Math.ceil(need * this.inverseUnit) - 1) : 0;
+  }
+
+  /** A live block of `order` for `size` bytes: the deferred block when it has that order, else {@link take}'s. */
+  private takeOrder(order: number, size: number): number | null {
     const deferred = this.words[WORD_DEFERRED]!;
     if (
       deferred !== 0 &&
       (this.cells[(deferred - 1) * CELL_WORDS + CELL_TAG]! & TAG_ORDER_MASK) === order
     ) {
+      // The deferred block is the smallest sufficient one (checked when it was deferred).
       this.words[WORD_DEFERRED] = 0;
       return this.markLive(deferred - 1, order, size);
     }
