@@ -25,6 +25,7 @@ import { adviseJob, type JobAdvice } from '../job/advice';
 import { jobCandidates } from '../job/candidates';
 import { failureOf } from '../job/rank';
 import { tracePostMortem } from '../oom-command';
+import type { LiveRank, LiveTrendPoint } from '../ui/live-data';
 import type { Dump } from './dump-entries';
 import { type DumpStats, dumpStats } from './dump-stats';
 import { type Joined, RankTimeline } from './rank-timeline';
@@ -41,44 +42,14 @@ export interface FoundDump {
 }
 
 /** One point of a rank's trend: a dump's step, the memory then, and the peaks so far. */
-export interface TrendPoint {
-  readonly step: number | null;
-  /** The dump, relative to the folder watched. */
-  readonly file: string;
-  /** PyTorch's peak reserved bytes within the entries this dump added, or null for none. */
-  readonly recordedPeakBytes: number | null;
-  /** The replay of the recorded settings, over the timeline so far. */
-  readonly peakReservedBytes: number;
-  /** `reserved_bytes.all.current` and `allocated_bytes.all.current` at the dump. */
-  readonly reservedBytes: number;
-  readonly allocatedBytes: number;
-  /** The timeline so far under the job's advice once this dump was taken in, or null before one. */
-  readonly advisedPeakReservedBytes: number | null;
-}
+export type TrendPoint = LiveTrendPoint;
 
-/** A rank's row: its latest dump, its timeline's figures. */
-export interface RankRow {
-  readonly rank: number;
-  /** The CUDA device its dumps are followed on. */
-  readonly device: number;
-  readonly file: string;
-  readonly step: number | null;
-  readonly dumps: number;
+/** A rank's row: its latest dump, its timeline's figures, as the live page gets it but for its stats. */
+export interface RankRow extends Omit<LiveRank, 'stats'> {
   /** `memory_stats()` at the latest dump (see dump-stats.ts). */
   readonly stats: DumpStats;
-  /** PyTorch's peak reserved bytes over the timeline, as recorded. */
-  readonly recordedPeakReservedBytes: number;
-  /** The replay of the recorded settings over the timeline (`replay --json`'s fidelity figure). */
-  readonly peakReservedBytes: number;
-  /** Under the job's advice so far, or null before there is one. */
-  readonly advisedPeakReservedBytes: number | null;
-  readonly recordedConf: string | null;
-  readonly entries: number;
+  /** Its out-of-memory dumps. */
   readonly ooms: number;
-  readonly gaps: readonly string[];
-  readonly trend: readonly TrendPoint[];
-  /** The step of the dump its out-of-memory error was in, or null while it lives. */
-  readonly diedAt: { readonly file: string; readonly step: number | null } | null;
 }
 
 /** What changed when a file landed. */
