@@ -40,8 +40,8 @@ import { writeParts, writeReportFile } from './report/report-file';
 import { formatColumns, formatResults } from './report/tables';
 import {
   checkTargets,
-  countFailures,
   type LabResults,
+  labResults,
   runWorkloads,
   summaryOf,
   type WorkloadInput,
@@ -103,30 +103,15 @@ async function loadFiles(
   }
 }
 
+/** A progress line on the lab's standard error, silent under `--quiet`. */
+function stderrProgress(options: LabOptions, io: LabIo) {
+  return progressReporter({ quiet: options.quiet, stream: io.stderr as NodeJS.WriteStream });
+}
+
 /** The lab's version, from its package.json (one folder above both src/ and dist/). */
 function labVersion(): string {
   const manifest = createRequire(import.meta.url)('../package.json') as { version: string };
   return manifest.version;
-}
-
-function commandLine(argv: readonly string[]): string {
-  return ['allot-lab', ...argv].join(' ');
-}
-
-function emptyResults(
-  argv: readonly string[],
-  options: LabOptions,
-): Omit<LabResults, 'workloads' | 'targets' | 'failures'> {
-  return {
-    tool: 'allot-lab',
-    version: 1,
-    command: commandLine(argv),
-    createdAt: new Date().toISOString(),
-    node: process.version,
-    platform: `${process.platform}-${process.arch}`,
-    seed: options.command === 'run' ? options.seed : null,
-    capacity: options.capacity,
-  };
 }
 
 function writeReport(results: LabResults, options: LabOptions, cwd: string): string {
@@ -146,22 +131,24 @@ function runAndReport(
 ): number {
   const cwd = io.cwd ?? process.cwd();
   if (options.report || options.exports.length > 0) checkOutFolder(options.out, cwd);
-  const progress = progressReporter({
-    quiet: options.quiet,
-    stream: io.stderr as NodeJS.WriteStream,
-  });
+  const progress = stderrProgress(options, io);
   const workloads = runWorkloads(inputs, rowsOf(options), options.capacity, progress.update, {
     memory: options.memory,
     fraction: options.fraction,
   });
   progress.done();
-  const failures = countFailures(workloads);
-  const results: LabResults = {
-    ...emptyResults(argv, options),
+  const results = labResults(
+    {
+      command: ['allot-lab', ...argv].join(' '),
+      node: process.version,
+      platform: `${process.platform}-${process.arch}`,
+      seed: options.command === 'run' ? options.seed : null,
+      capacity: options.capacity,
+    },
     workloads,
-    targets: options.command === 'run' ? checkTargets(workloads) : [],
-    failures,
-  };
+    options.command === 'run' ? checkTargets(workloads) : [],
+  );
+  const failures = results.failures;
   const reportPath = options.report ? writeReport(results, options, cwd) : null;
   const exported = writeExports(
     inputs.map((input) => ({
@@ -217,10 +204,7 @@ function tuneCommand(trace: Trace, options: LabOptions, io: LabIo): number {
         'nothing to estimate under any setting',
     );
   }
-  const progress = progressReporter({
-    quiet: options.quiet,
-    stream: io.stderr as NodeJS.WriteStream,
-  });
+  const progress = stderrProgress(options, io);
   const result = tune(trace, {
     memory: options.memory,
     fraction: options.fraction,
@@ -291,10 +275,7 @@ function reportTuning(trace: Trace, options: LabOptions, io: LabIo): { tuning?: 
   if (format !== 'torch-snapshot' && format !== 'torch-profiler') return {};
   if (isStateDump(trace) && trace.length === 0) return {};
   if (!options.allocators.includes(TUNED_ROW)) return {};
-  const progress = progressReporter({
-    quiet: options.quiet,
-    stream: io.stderr as NodeJS.WriteStream,
-  });
+  const progress = stderrProgress(options, io);
   const tuning = tuningOf(trace, {
     memory: options.memory,
     fraction: options.fraction,
@@ -323,10 +304,7 @@ function deviceLine(result: TuneResult): string {
 
 function capacityCommand(trace: Trace, options: LabOptions, io: LabIo): number {
   const rows = rowsOf(options);
-  const progress = progressReporter({
-    quiet: options.quiet,
-    stream: io.stderr as NodeJS.WriteStream,
-  });
+  const progress = stderrProgress(options, io);
   const results = capacities(trace, rows, (row, i) => progress.update(i, rows.length, row.name));
   progress.done();
   if (options.json) {

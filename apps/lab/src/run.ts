@@ -524,6 +524,29 @@ export function checkTargets(workloads: readonly WorkloadResult[]): TargetResult
   return targets;
 }
 
+/** What ran a set of workloads: the command, where, and the options every workload shares. */
+export type RunHeader = Pick<LabResults, 'command' | 'node' | 'platform'> &
+  Partial<Pick<LabResults, 'createdAt' | 'seed' | 'capacity'>>;
+
+/** The results of `workloads` measured under `header` (created now, with no seed or capacity unless it says). */
+export function labResults(
+  header: RunHeader,
+  workloads: WorkloadResult[],
+  targets: TargetResult[] = [],
+): LabResults {
+  return {
+    tool: 'allot-lab',
+    version: 1,
+    createdAt: new Date().toISOString(),
+    seed: null,
+    capacity: null,
+    ...header,
+    workloads,
+    targets,
+    failures: countFailures(workloads),
+  };
+}
+
 /** Total failed allocations. */
 export function countFailures(workloads: readonly WorkloadResult[]): number {
   let failures = 0;

@@ -20,7 +20,7 @@ import type { RowResult } from './analysis/measure';
 import { cachingRow, type LabRow, ROWS } from './analysis/registry';
 import type { TuneResult } from './analysis/tune';
 import { canonicalOf, describeTrace, replayRows } from './replay-rows';
-import { countFailures, type LabResults, runWorkloads } from './run';
+import { type LabResults, labResults, runWorkloads } from './run';
 
 /** A setting and a device to replay the traces under. */
 export interface WhatIf {
@@ -143,19 +143,10 @@ export class WhatIfLab {
       },
     });
     const command = commandLine([...new Set(this.kept.map((kept) => kept.file))], config, whatIf);
-    const results: LabResults = {
-      tool: 'allot-lab',
-      version: 1,
-      command,
-      createdAt,
-      node: 'none (a browser)',
-      platform: 'browser',
-      seed: null,
-      capacity: null,
+    const results = labResults(
+      { command, createdAt, node: 'none (a browser)', platform: 'browser' },
       workloads,
-      targets: [],
-      failures: countFailures(workloads),
-    };
+    );
     return { results, config, command };
   }
 }

@@ -8,7 +8,7 @@
  * - `/snapshot`: the PyTorch snapshot as JSON; `/snapshot.pickle`: the same as a pickle file;
  * - `/memory_stats`: `memoryStats()` as JSON; `/summary`: `memorySummary()` as text.
  */
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { memoryStats } from './memory-stats';
 import { memorySummary } from './memory-summary';

@@ -16,7 +16,6 @@ import { formatBytes, formatCount, formatPercent, formatRatio, formatSeconds } f
 import { type Advice, adviceOf, adviceParagraph } from './advice';
 import { frameText, type Holder, holdersOf } from './holders';
 import { type LayoutView, peakEventIndex, type RowResult } from './measure';
-import { recommendedRun, searchedKnobs } from './registry';
 import { stackSource } from './stack-source';
 import { type StackTree, stackTreeOf } from './stack-tree';
 import type { TuneResult } from './tune';

@@ -30,7 +30,6 @@ import { failedRanksText, failedRankText, mixedSettingsText } from './job-notes'
 import { findRanks, shardOf } from './layout';
 import { runRanks } from './pool';
 import type { RankResult, RankTask } from './rank';
-import { rankList } from './rank-name';
 import { writeJobReport } from './report';
 import { type FailedRank, type JobFrame, type JobResults, jobResults, rankOf } from './results';
 

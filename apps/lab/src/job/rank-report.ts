@@ -12,7 +12,7 @@ import type { Trace } from '@allot/workloads';
 import type { DeviceModel } from '../analysis/device';
 import { cachingRow, type LabRow } from '../analysis/registry';
 import { writeReportFile } from '../report/report-file';
-import { countFailures, type LabResults, runWorkloads } from '../run';
+import { labResults, runWorkloads } from '../run';
 import { canonicalConf } from './candidates';
 
 /** What a rank's page needs of its task (rank.ts's `RankTask`). */
@@ -73,19 +73,14 @@ export function writeRankReport(
     device,
     { skipTiming: true },
   );
-  const results: LabResults = {
-    tool: 'allot-lab',
-    version: 1,
-    command: `allot-lab ${task.mode} (a job's rank ${task.rank})`,
-    createdAt: new Date().toISOString(),
-    node: process.version,
-    platform: `${process.platform}-${process.arch}`,
-    seed: null,
-    capacity: null,
+  const results = labResults(
+    {
+      command: `allot-lab ${task.mode} (a job's rank ${task.rank})`,
+      node: process.version,
+      platform: `${process.platform}-${process.arch}`,
+    },
     workloads,
-    targets: [],
-    failures: countFailures(workloads),
-  };
+  );
   const path = join(folder, rankReportPath(task.rank));
   mkdirSync(join(path, '..'), { recursive: true });
   writeReportFile(path, results);
