@@ -9,6 +9,7 @@
  * collection would free the objects the optimiser embedded in it.
  */
 import type { BenchAllocator } from './bench-allocator';
+import { collectGarbage, cpuTimeNs } from './measure';
 import type { RawMeasurement } from './protocol';
 import { fillHandles, freeHandles, Handles, runOperations, runPairs, runPlan } from './raw-loop';
 import { planRandom, RAW_MAX_SIZE, type RawWorkload } from './raw-plan';
@@ -32,15 +33,6 @@ export const WARMUP_PASSES = 3;
 
 /** Bytes of the arena of the pairs workload (the random mix's, for the same memory behind it). */
 export const PAIRS_ARENA = 64 * 2 ** 20;
-
-function collectGarbage(): void {
-  (globalThis as { gc?: () => void }).gc?.();
-}
-
-function cpuTimeNs(): number {
-  const { user, system } = process.cpuUsage();
-  return (user + system) * 1000;
-}
 
 /** Empties `allocator` after a pass whose live blocks are `handles` (null: none). */
 function empty(allocator: BenchAllocator, handles: Handles | null): void {
