@@ -1,4 +1,5 @@
-// Shared by the thread-cache benchmarks: a seeded generator, log-uniform sizes, medians, CPU time.
+// Shared by the packages' benchmarks (bench/*.mjs): a seeded generator, log-uniform sizes, medians,
+// CPU time.
 
 /** mulberry32: a tiny seeded generator, enough to make the operation sequences. */
 export function generator(seed) {
@@ -18,6 +19,7 @@ export function logUniformSizes(random, count, min, max) {
   return Float64Array.from({ length: count }, () => Math.round(Math.exp(low + random() * span)));
 }
 
+/** The middle of `values` (the upper middle of an even count). */
 export function median(values) {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.floor(sorted.length / 2)];

@@ -7,6 +7,7 @@
 //
 // MIN_BLOCK (default 16) sets minBlockSize, and so the size of the state (12 bytes per unit);
 // MAX_SIZE (default 65536) the largest request.
+import { generator, logUniformSizes } from '@allot/tooling/bench';
 import { buddy } from '../dist/index.js';
 
 const LIVE = 5_000;
@@ -17,24 +18,11 @@ const MAX_SIZE = Number(process.env.MAX_SIZE ?? 65_536);
 const MIN_BLOCK = Number(process.env.MIN_BLOCK ?? 16);
 const CAPACITY = Number(process.env.CAPACITY ?? 2 ** 27);
 
-/** mulberry32: a tiny seeded generator, enough to make the operation sequence. */
-function mulberry32(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-const random = mulberry32(42);
-const logUniform = () =>
-  Math.round(Math.exp(Math.log(MIN_SIZE) + random() * (Math.log(MAX_SIZE) - Math.log(MIN_SIZE))));
-const initialSizes = Float64Array.from({ length: LIVE }, logUniform);
+const random = generator(42);
+const initialSizes = logUniformSizes(random, LIVE, MIN_SIZE, MAX_SIZE);
 const WARMUP = 100_000;
 const victims = Int32Array.from({ length: WARMUP + STEPS }, () => Math.floor(random() * LIVE));
-const sizes = Float64Array.from({ length: WARMUP + STEPS }, logUniform);
+const sizes = logUniformSizes(random, WARMUP + STEPS, MIN_SIZE, MAX_SIZE);
 
 function steps(heap, live, from, to) {
   for (let s = from; s < to; s++) {

@@ -2,6 +2,7 @@
 // allocated on a synthetic transformer training loop for several settings.
 // Run: pnpm --filter @allot/caching build && node packages/caching/bench/caching.mjs [steps]
 import { hostSource } from '@allot/core';
+import { median } from '@allot/tooling/bench';
 import { replay, trainingLoop } from '@allot/workloads';
 import { cachingPool } from '../dist/index.js';
 
@@ -9,11 +10,6 @@ const RUNS = 7;
 const PAIRS = 2_000_000;
 const MiB = 1024 * 1024;
 const GiB = 1024 * MiB;
-
-function median(values) {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)];
-}
 
 /** ns per allocate + free pair of sizes the pool has cached before. */
 function cacheHit(sizes) {

@@ -2,6 +2,8 @@
 // below is one call into the library through koffi and the package's checked wrapper, so its time
 // is the FFI's cost plus a few nanoseconds of work in the fake. Median of 7 runs.
 // Run: pnpm --filter @allot/cuda build && node packages/cuda/bench/ffi-overhead.mjs
+
+import { median } from '@allot/tooling/bench';
 import { cachingDeviceAllocator } from '../dist/caching.js';
 import { createEvent, createStream, deviceSource } from '../dist/index.js';
 import { buildFake } from './build-fake.mjs';
@@ -9,11 +11,6 @@ import { buildFake } from './build-fake.mjs';
 const RUNS = 7;
 const CALLS = 1_000_000;
 const cuda = { runtimePath: buildFake() };
-
-function median(values) {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)];
-}
 
 /** ns per iteration of `body` (which makes `calls` native calls), median of RUNS. */
 function measure(body, iterations = CALLS) {

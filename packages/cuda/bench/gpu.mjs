@@ -2,6 +2,8 @@
 // cudaMalloc + cudaFree vs cudaMallocAsync + cudaFreeAsync, and the synthetic transformer training
 // loop replayed on real device memory through cachingDeviceAllocator. Median of 7 runs.
 // Run: pnpm --filter @allot/cuda build && node packages/cuda/bench/gpu.mjs [steps]
+
+import { median } from '@allot/tooling/bench';
 import { replay, trainingLoop } from '@allot/workloads';
 import { cachingDeviceAllocator } from '../dist/caching.js';
 import {
@@ -20,11 +22,6 @@ const status = cudaStatus();
 if (!status.available) {
   console.error(`CUDA is not available here:\n${status.error?.message}`);
   process.exit(2);
-}
-
-function median(values) {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)];
 }
 
 function measure(body, iterations) {

@@ -10,6 +10,7 @@
 // In the two-node QEMU VM of `pnpm test:numa:vm` the figures are the emulator's, not memory's: both
 // nodes are the same host memory there.
 import { spawnSync } from 'node:child_process';
+import { median } from '@allot/tooling/bench';
 import { numaSource, placement, topology } from '../dist/index.js';
 
 const MiB = 1024 * 1024;
@@ -29,11 +30,6 @@ if (process.env.ALLOT_BENCH_PINNED !== '1') {
   });
   if (run.error) throw new Error(`taskset -c ${cpus} could not run: ${run.error.message}`);
   process.exit(run.status ?? 1);
-}
-
-function median(values) {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)];
 }
 
 /** Seconds that `write` takes. */

@@ -10,16 +10,12 @@
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { buddy } from '@allot/buddy';
+import { median } from '@allot/tooling/bench';
 import { slab } from '../dist/index.js';
 
 const PAIRS = 5_000_000;
 const RUNS = 9;
 const SIZES = (process.env.SIZES ?? '16,64,100,4096').split(',').map(Number);
-
-function median(values) {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)];
-}
 
 /** A bump allocator: the cheapest thing that returns an address. */
 function bump(base, capacity) {

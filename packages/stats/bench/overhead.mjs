@@ -9,6 +9,7 @@
 //
 //   pnpm --filter @allot/stats build && node packages/stats/bench/overhead.mjs
 import { PerformanceObserver } from 'node:perf_hooks';
+import { median } from '@allot/tooling/bench';
 import { withStats } from '../dist/index.js';
 
 const PAIRS = Number(process.env.PAIRS ?? 2_000_000);
@@ -86,8 +87,6 @@ function pairsStacks(a, n) {
   for (let i = 0; i < n; i++) a.free(a.allocate(SLOT));
   return cpuNs(t);
 }
-
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 let gcs = 0;
 let counting = false;

@@ -5,8 +5,9 @@
 //   pnpm --filter @allot/thread-cache build && node packages/thread-cache/bench/cache-hit-pairs.mjs
 //
 // SIZE (default 64) sets the request size.
+
+import { cpuNanoseconds, median } from '@allot/tooling/bench';
 import { sharedHeap, threadCache } from '../dist/index.js';
-import { cpuNanoseconds, median } from './common.mjs';
 
 const SIZE = Number(process.env.SIZE ?? 64);
 const PAIRS = 5_000_000;

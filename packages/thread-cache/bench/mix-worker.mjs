@@ -1,8 +1,8 @@
 // A worker of bench/workers.mjs: runs the random mix on its own live set, through a thread cache
 // or (naive) straight on the heap, after a start barrier; reports its elapsed wall time.
 import { parentPort, workerData } from 'node:worker_threads';
+import { generator, logUniformSizes } from '@allot/tooling/bench';
 import { attachHeap, threadCache } from '../dist/index.js';
-import { generator, logUniformSizes } from './common.mjs';
 
 const { descriptor, barrier, seed, live: LIVE, steps: STEPS, maxSize, naive } = workerData;
 const heap = attachHeap(descriptor);

@@ -7,8 +7,9 @@
 //
 // LIVE (default 10000) and MAX_SIZE (default 8192) change the set-up; NAIVE=1 measures the heap
 // without a cache (the central lock on every operation).
+
+import { cpuNanoseconds, generator, logUniformSizes, median } from '@allot/tooling/bench';
 import { sharedHeap, threadCache } from '../dist/index.js';
-import { cpuNanoseconds, generator, logUniformSizes, median } from './common.mjs';
 
 const LIVE = Number(process.env.LIVE ?? 10_000);
 const MAX_SIZE = Number(process.env.MAX_SIZE ?? 8192);

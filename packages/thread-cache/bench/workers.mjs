@@ -9,8 +9,8 @@
 
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
+import { median } from '@allot/tooling/bench';
 import { sharedHeap } from '../dist/index.js';
-import { median } from './common.mjs';
 
 const LIVE = 2000;
 const STEPS = 400_000;
