@@ -47,31 +47,22 @@ function run(command, args, cwd, env = process.env) {
   }
 }
 
-const packages = readdirSync(join(root, 'packages'))
-  .map((dir) => ({
-    dir: join(root, 'packages', dir),
-    json: JSON.parse(readFileSync(join(root, 'packages', dir, 'package.json'), 'utf8')),
-  }))
-  .filter(({ json }) => !json.private)
-  .filter(({ json }) => only.length === 0 || only.includes(json.name));
-const byName = new Map(packages.map((p) => [p.json.name, p]));
-/** Published command-line apps (`bin`, not private): installed from their tarball and run. */
-const apps = readdirSync(join(root, 'apps'))
-  .map((dir) => ({
-    dir: join(root, 'apps', dir),
-    json: JSON.parse(readFileSync(join(root, 'apps', dir, 'package.json'), 'utf8')),
-  }))
-  .filter(({ json }) => !json.private && json.bin)
-  .filter(({ json }) => only.length === 0 || only.includes(json.name));
-const allPublished = new Map(
-  [
-    ...readdirSync(join(root, 'packages')).map((dir) => join(root, 'packages', dir)),
-    ...readdirSync(join(root, 'apps')).map((dir) => join(root, 'apps', dir)),
-  ]
-    .map((dir) => ({ dir, json: JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) }))
-    .filter(({ json }) => !json.private)
-    .map((p) => [p.json.name, p]),
+/** Every workspace package and app, with its manifest. */
+const workspace = ['packages', 'apps'].flatMap((top) =>
+  readdirSync(join(root, top)).map((name) => {
+    const dir = join(root, top, name);
+    return { top, dir, json: JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) };
+  }),
 );
+const allPublished = new Map(
+  workspace.filter(({ json }) => !json.private).map((p) => [p.json.name, p]),
+);
+const chosen = [...allPublished.values()].filter(
+  ({ json }) => only.length === 0 || only.includes(json.name),
+);
+const packages = chosen.filter(({ top }) => top === 'packages');
+/** Published command-line apps (`bin`, not private): installed from their tarball and run. */
+const apps = chosen.filter(({ top, json }) => top === 'apps' && json.bin);
 
 const work = mkdtempSync(join(tmpdir(), 'allot-packages-'));
 const tarballs = new Map();
@@ -411,7 +402,7 @@ for (const { dir, json } of apps) {
 }
 
 rmSync(work, { recursive: true, force: true });
-if (byName.size === 0 && apps.length === 0) {
+if (packages.length === 0 && apps.length === 0) {
   console.error('no published packages matched');
   process.exit(2);
 }
