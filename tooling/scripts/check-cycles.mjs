@@ -7,10 +7,10 @@
  *
  * Usage: node tooling/scripts/check-cycles.mjs   (part of `pnpm lint`)
  */
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { importsOf } from './imports.mjs';
-import { sourceFiles } from './source-files.mjs';
+import { sourceFiles, workspaceDirs } from './source-files.mjs';
 
 const root = join(import.meta.dirname, '..', '..');
 
@@ -35,20 +35,15 @@ function cyclesOf(graph) {
 
 const problems = [];
 const manifests = new Map();
-for (const group of ['packages', 'apps']) {
-  for (const name of readdirSync(join(root, group))) {
-    const dir = join(root, group, name);
-    const manifest = join(dir, 'package.json');
-    if (!existsSync(manifest)) continue;
-    const json = JSON.parse(readFileSync(manifest, 'utf8'));
-    manifests.set(json.name, json);
-    const src = join(dir, 'src');
-    if (!existsSync(src)) continue;
-    const graph = new Map();
-    for (const file of sourceFiles(src)) graph.set(file, importsOf(file));
-    for (const cycle of cyclesOf(graph)) {
-      problems.push(`${json.name}: ${cycle.map((f) => relative(dir, f)).join(' → ')}`);
-    }
+for (const { dir } of workspaceDirs(root)) {
+  const json = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
+  manifests.set(json.name, json);
+  const src = join(dir, 'src');
+  if (!existsSync(src)) continue;
+  const graph = new Map();
+  for (const file of sourceFiles(src)) graph.set(file, importsOf(file));
+  for (const cycle of cyclesOf(graph)) {
+    problems.push(`${json.name}: ${cycle.map((f) => relative(dir, f)).join(' → ')}`);
   }
 }
 const packageGraph = new Map(

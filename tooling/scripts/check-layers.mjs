@@ -11,10 +11,10 @@
  *
  * Usage: node tooling/scripts/check-layers.mjs   (part of `pnpm lint`)
  */
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { importsOf } from './imports.mjs';
-import { sourceFiles } from './source-files.mjs';
+import { sourceFiles, workspaceDirs } from './source-files.mjs';
 
 const root = join(import.meta.dirname, '..', '..');
 
@@ -57,16 +57,12 @@ export function upwardImports(dir, layers) {
 if (import.meta.main ?? process.argv[1] === import.meta.filename) {
   const problems = [];
   let checked = 0;
-  for (const group of ['packages', 'apps']) {
-    for (const name of readdirSync(join(root, group))) {
-      const dir = join(root, group, name);
-      const config = join(dir, 'layers.json');
-      if (!existsSync(config)) continue;
-      checked++;
-      const { layers } = JSON.parse(readFileSync(config, 'utf8'));
-      for (const problem of upwardImports(dir, layers))
-        problems.push(`${group}/${name}: ${problem}`);
-    }
+  for (const { group, name, dir } of workspaceDirs(root)) {
+    const config = join(dir, 'layers.json');
+    if (!existsSync(config)) continue;
+    checked++;
+    const { layers } = JSON.parse(readFileSync(config, 'utf8'));
+    for (const problem of upwardImports(dir, layers)) problems.push(`${group}/${name}: ${problem}`);
   }
   if (problems.length > 0) {
     console.error(`imports back up a layer (${problems.length}):\n  ${problems.join('\n  ')}`);

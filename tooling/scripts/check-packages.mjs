@@ -29,6 +29,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { build } from 'esbuild';
 import { lazyNative, nodeOnly, smokeTests } from './consumer-smoke.mjs';
+import { workspaceDirs } from './source-files.mjs';
 
 const root = join(import.meta.dirname, '..', '..');
 const only = process.argv.slice(2);
@@ -48,21 +49,20 @@ function run(command, args, cwd, env = process.env) {
 }
 
 /** Every workspace package and app, with its manifest. */
-const workspace = ['packages', 'apps'].flatMap((top) =>
-  readdirSync(join(root, top)).map((name) => {
-    const dir = join(root, top, name);
-    return { top, dir, json: JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) };
-  }),
-);
+const workspace = workspaceDirs(root).map(({ group, dir }) => ({
+  group,
+  dir,
+  json: JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')),
+}));
 const allPublished = new Map(
   workspace.filter(({ json }) => !json.private).map((p) => [p.json.name, p]),
 );
 const chosen = [...allPublished.values()].filter(
   ({ json }) => only.length === 0 || only.includes(json.name),
 );
-const packages = chosen.filter(({ top }) => top === 'packages');
+const packages = chosen.filter(({ group }) => group === 'packages');
 /** Published command-line apps (`bin`, not private): installed from their tarball and run. */
-const apps = chosen.filter(({ top, json }) => top === 'apps' && json.bin);
+const apps = chosen.filter(({ group, json }) => group === 'apps' && json.bin);
 
 const work = mkdtempSync(join(tmpdir(), 'allot-packages-'));
 const tarballs = new Map();

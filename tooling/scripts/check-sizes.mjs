@@ -7,9 +7,9 @@
  *
  * Usage: node tooling/scripts/check-sizes.mjs   (part of `pnpm lint`)
  */
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { sourceFiles } from './source-files.mjs';
+import { sourceFiles, workspaceDirs } from './source-files.mjs';
 
 const MAX_FILE_LINES = 600;
 const MAX_CLASS_LINES = 400;
@@ -18,36 +18,28 @@ const CLASS = /^(?:export\s+)?(?:default\s+)?(?:abstract\s+)?class\s+(\w+)/;
 
 const problems = [];
 let checked = 0;
-for (const group of ['packages', 'apps']) {
-  for (const name of readdirSync(join(root, group))) {
-    const src = join(root, group, name, 'src');
-    if (!statSync(join(root, group, name)).isDirectory()) continue;
-    let files;
-    try {
-      files = sourceFiles(src);
-    } catch {
-      continue; // no src folder
+for (const { dir } of workspaceDirs(root)) {
+  const src = join(dir, 'src');
+  if (!existsSync(src)) continue;
+  for (const file of sourceFiles(src)) {
+    checked++;
+    const lines = readFileSync(file, 'utf8').split('\n');
+    if (lines.at(-1) === '') lines.pop();
+    const where = relative(root, file);
+    if (lines.length > MAX_FILE_LINES) {
+      problems.push(`${where}: ${lines.length} lines (at most ${MAX_FILE_LINES})`);
     }
-    for (const file of files) {
-      checked++;
-      const lines = readFileSync(file, 'utf8').split('\n');
-      if (lines.at(-1) === '') lines.pop();
-      const where = relative(root, file);
-      if (lines.length > MAX_FILE_LINES) {
-        problems.push(`${where}: ${lines.length} lines (at most ${MAX_FILE_LINES})`);
+    lines.forEach((line, i) => {
+      const match = CLASS.exec(line);
+      if (!match) return;
+      const end = lines.findIndex((l, j) => j > i && l.startsWith('}'));
+      const length = (end < 0 ? lines.length : end + 1) - i;
+      if (length > MAX_CLASS_LINES) {
+        problems.push(
+          `${where}:${i + 1}: class ${match[1]} is ${length} lines (at most ${MAX_CLASS_LINES})`,
+        );
       }
-      lines.forEach((line, i) => {
-        const match = CLASS.exec(line);
-        if (!match) return;
-        const end = lines.findIndex((l, j) => j > i && l.startsWith('}'));
-        const length = (end < 0 ? lines.length : end + 1) - i;
-        if (length > MAX_CLASS_LINES) {
-          problems.push(
-            `${where}:${i + 1}: class ${match[1]} is ${length} lines (at most ${MAX_CLASS_LINES})`,
-          );
-        }
-      });
-    }
+    });
   }
 }
 
