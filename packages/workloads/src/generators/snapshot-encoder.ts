@@ -140,20 +140,16 @@ export class SnapshotEncoder {
   traceSink(device: number, items: ItemBatches): EntrySink {
     const { writer, table, strings, stacks, withStacks } = this;
     return {
-      entry(action, addr, size, timeUs, stack, lastUse) {
+      entry: (action, addr, size, timeUs, stack, lastUse) => {
         items.before();
         writer.emptyDict();
         writer.mark();
         table.write(id.action);
         table.write(ACTION_IDS[action]!);
-        table.write(id.addr);
-        writer.int(addr);
-        table.write(id.size);
-        writer.int(size);
-        table.write(id.stream);
-        writer.int(0);
-        table.write(id.time_us);
-        writer.int(timeUs);
+        this.int(id.addr, addr);
+        this.int(id.size, size);
+        this.int(id.stream, 0);
+        this.int(id.time_us, timeUs);
         table.write(id.compile_context);
         writer.str(NO_COMPILE_CONTEXT);
         table.write(id.user_metadata);
@@ -180,20 +176,13 @@ export class SnapshotEncoder {
     }
     writer.emptyDict();
     writer.mark();
-    table.write(id.device);
-    writer.int(segment.device);
-    table.write(id.address);
-    writer.int(segment.address);
-    table.write(id.total_size);
-    writer.int(segment.size);
-    table.write(id.allocated_size);
-    writer.int(allocated);
-    table.write(id.active_size);
-    writer.int(allocated);
-    table.write(id.requested_size);
-    writer.int(requested);
-    table.write(id.stream);
-    writer.int(0);
+    this.int(id.device, segment.device);
+    this.int(id.address, segment.address);
+    this.int(id.total_size, segment.size);
+    this.int(id.allocated_size, allocated);
+    this.int(id.active_size, allocated);
+    this.int(id.requested_size, requested);
+    this.int(id.stream, 0);
     table.write(id.segment_type);
     table.write(segment.small ? id.small : id.large);
     table.write(id.segment_pool_id);
@@ -226,12 +215,9 @@ export class SnapshotEncoder {
       batches.before();
       writer.emptyDict();
       writer.mark();
-      table.write(id.address);
-      writer.int(address);
-      table.write(id.size);
-      writer.int(block.size);
-      table.write(id.requested_size);
-      writer.int(block.requested);
+      this.int(id.address, address);
+      this.int(id.size, block.size);
+      this.int(id.requested_size, block.requested);
       table.write(id.state);
       table.write(block.allocated ? id.active_allocated : id.inactive);
       table.write(id.frames);
@@ -244,6 +230,12 @@ export class SnapshotEncoder {
       batches.after();
       address += block.size;
     }
+  }
+
+  /** An item whose value is an integer: the known key, then the number. */
+  private int(key: number, value: number): void {
+    this.table.write(key);
+    this.writer.int(value);
   }
 
   /**
