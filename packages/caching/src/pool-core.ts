@@ -218,11 +218,6 @@ export class PoolCore {
     this.allowedMemory = Math.floor(fraction * this.totalMemory);
   }
 
-  /** The segment block `slot` belongs to. */
-  segmentOf(slot: number): Segment {
-    return this.segments[this.blocks.segment[slot]!]!;
-  }
-
   /** Owners of segments: the pool and its private pools. */
   owners(): PoolOwner[] {
     return [this.main, ...this.privatePools];
