@@ -19,7 +19,6 @@ export function findRepoRoot(from = process.cwd()): string {
   }
 }
 
-/** A one-line progress display on a terminal; silent elsewhere. */
 /** What a run records of itself: `command`, today, Node, the CPU and the platform. */
 export function runInfo(command: string): RunInfo {
   return {
@@ -32,6 +31,7 @@ export function runInfo(command: string): RunInfo {
   };
 }
 
+/** A one-line progress display on a terminal; silent elsewhere. */
 export class Progress {
   private readonly tty = process.stderr.isTTY === true;
   private readonly started = performance.now();
@@ -71,6 +71,19 @@ export function writeResults(
   const mdPath = join(root, 'BENCHMARKS.md');
   writeFileSync(mdPath, merge(existsSync(mdPath) ? readFileSync(mdPath, 'utf8') : null));
   return [jsonPath, mdPath];
+}
+
+/** Runs a script's `main` with the process's arguments: its exit status, or 2 after `name: error`. */
+export function runScript(name: string, main: (argv: string[]) => Promise<number>): void {
+  main(process.argv.slice(2)).then(
+    (code) => {
+      process.exitCode = code;
+    },
+    (error: unknown) => {
+      process.stderr.write(`${name}: ${(error as Error).message}\n`);
+      process.exitCode = 2;
+    },
+  );
 }
 
 /**

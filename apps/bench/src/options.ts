@@ -1,5 +1,5 @@
 /** Command-line options of the bench. */
-import { parseArgs } from 'node:util';
+import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { type BenchSettings, FULL_SETTINGS, QUICK_SETTINGS } from './settings';
 
 export const USAGE = `Usage: pnpm bench [options]   (from the repository root; builds, then runs node dist/cli.js)
@@ -45,15 +45,31 @@ export function list(value: string | undefined): string[] | null {
   return items.length > 0 ? items : null;
 }
 
-/** Parses `argv` (without node and the script). */
-export function parseCli(argv: readonly string[]): CliOptions {
-  let parsed: ReturnType<typeof parse>;
+/** The values of `argv`'s options, as `options` declares them (no positionals). @throws UsageError */
+export function parseOptions<const T extends NonNullable<ParseArgsConfig['options']>>(
+  argv: readonly string[],
+  options: T,
+): ReturnType<typeof parseArgs<{ options: T; strict: true; allowPositionals: false }>>['values'] {
   try {
-    parsed = parse(argv);
+    return parseArgs({ args: [...argv], options, strict: true, allowPositionals: false }).values;
   } catch (error) {
     throw new UsageError((error as Error).message);
   }
-  const { values } = parsed;
+}
+
+/** Parses `argv` (without node and the script). */
+export function parseCli(argv: readonly string[]): CliOptions {
+  const values = parseOptions(argv, {
+    quick: { type: 'boolean' },
+    runs: { type: 'string' },
+    processes: { type: 'string' },
+    allocators: { type: 'string' },
+    workloads: { type: 'string' },
+    'no-write': { type: 'boolean' },
+    json: { type: 'boolean' },
+    list: { type: 'boolean' },
+    help: { type: 'boolean', short: 'h' },
+  });
   const base = values.quick ? QUICK_SETTINGS : FULL_SETTINGS;
   let runs = base.runs;
   if (values.runs !== undefined) {
@@ -78,25 +94,6 @@ export function parseCli(argv: readonly string[]): CliOptions {
     list: values.list ?? false,
     help: values.help ?? false,
   };
-}
-
-function parse(argv: readonly string[]) {
-  return parseArgs({
-    args: [...argv],
-    options: {
-      quick: { type: 'boolean' },
-      runs: { type: 'string' },
-      processes: { type: 'string' },
-      allocators: { type: 'string' },
-      workloads: { type: 'string' },
-      'no-write': { type: 'boolean' },
-      json: { type: 'boolean' },
-      list: { type: 'boolean' },
-      help: { type: 'boolean', short: 'h' },
-    },
-    strict: true,
-    allowPositionals: false,
-  });
 }
 
 /** The command line as a user would type it, for BENCHMARKS.md. */

@@ -4,9 +4,8 @@
  * every workload, then round two, and so on. Prints the tables and targets, and writes
  * `bench-results/raw-latest.json` and the raw block of `BENCHMARKS.md`.
  */
-import { parseArgs } from 'node:util';
 import { Progress, runInfo, runMain, writeResults } from './cli-support';
-import { list, UsageError } from './options';
+import { list, parseOptions, UsageError } from './options';
 import type { RawMessage, RawRequest } from './protocol';
 import { rawWorkloads } from './raw-plan';
 import {
@@ -50,12 +49,16 @@ function integer(value: string | undefined, name: string, fallback: number, max:
 }
 
 async function main(argv: string[]): Promise<number> {
-  let values: ReturnType<typeof parse>['values'];
-  try {
-    values = parse(argv).values;
-  } catch (error) {
-    throw new UsageError((error as Error).message);
-  }
+  const values = parseOptions(argv, {
+    rounds: { type: 'string' },
+    quick: { type: 'boolean' },
+    allocators: { type: 'string' },
+    workloads: { type: 'string' },
+    seed: { type: 'string' },
+    'no-write': { type: 'boolean' },
+    json: { type: 'boolean' },
+    help: { type: 'boolean', short: 'h' },
+  });
   if (values.help) {
     process.stdout.write(RAW_USAGE);
     return 0;
@@ -127,24 +130,6 @@ async function main(argv: string[]): Promise<number> {
     progress.log(`wrote ${written.join(' and ')} (${run.durationSeconds.toFixed(0)} s)`);
   }
   return errors.length > 0 ? 1 : 0;
-}
-
-function parse(argv: readonly string[]) {
-  return parseArgs({
-    args: [...argv],
-    options: {
-      rounds: { type: 'string' },
-      quick: { type: 'boolean' },
-      allocators: { type: 'string' },
-      workloads: { type: 'string' },
-      seed: { type: 'string' },
-      'no-write': { type: 'boolean' },
-      json: { type: 'boolean' },
-      help: { type: 'boolean', short: 'h' },
-    },
-    strict: true,
-    allowPositionals: false,
-  });
 }
 
 runMain(main, RAW_USAGE);

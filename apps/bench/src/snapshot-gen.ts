@@ -3,8 +3,9 @@
  * any size (see `torchSnapshotChunks` in @allot/workloads), synthetic or a real one with stacks
  * added, as `torch.cuda.memory._dump_snapshot()` would, byte for byte.
  */
-import { parseArgs } from 'node:util';
 import type { TorchSnapshotOptions } from '@allot/workloads';
+import { runScript } from './cli-support';
+import { parseOptions } from './options';
 import {
   formatMegabytes,
   parseByteSize,
@@ -42,23 +43,18 @@ function integer(name: string, text: string | undefined): number | undefined {
 }
 
 async function main(argv: string[]): Promise<number> {
-  const { values } = parseArgs({
-    args: argv,
-    options: {
-      out: { type: 'string' },
-      gzip: { type: 'boolean' },
-      events: { type: 'string' },
-      size: { type: 'string' },
-      depth: { type: 'string' },
-      'shared-frames': { type: 'string' },
-      'fresh-strings': { type: 'boolean' },
-      devices: { type: 'string' },
-      seed: { type: 'string' },
-      base: { type: 'string' },
-      help: { type: 'boolean', short: 'h' },
-    },
-    strict: true,
-    allowPositionals: false,
+  const values = parseOptions(argv, {
+    out: { type: 'string' },
+    gzip: { type: 'boolean' },
+    events: { type: 'string' },
+    size: { type: 'string' },
+    depth: { type: 'string' },
+    'shared-frames': { type: 'string' },
+    'fresh-strings': { type: 'boolean' },
+    devices: { type: 'string' },
+    seed: { type: 'string' },
+    base: { type: 'string' },
+    help: { type: 'boolean', short: 'h' },
   });
   if (values.help) {
     process.stdout.write(USAGE);
@@ -94,12 +90,4 @@ async function main(argv: string[]): Promise<number> {
   return 0;
 }
 
-main(process.argv.slice(2)).then(
-  (code) => {
-    process.exitCode = code;
-  },
-  (error: unknown) => {
-    process.stderr.write(`snapshot-gen: ${(error as Error).message}\n`);
-    process.exitCode = 2;
-  },
-);
+runScript('snapshot-gen', main);

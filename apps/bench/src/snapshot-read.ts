@@ -14,10 +14,11 @@ import { existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync } from 'node:f
 import { cpus, tmpdir } from 'node:os';
 import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
 import type { UnpickledValue } from '@allot/pickle';
 import type { TorchSnapshotOptions } from '@allot/workloads';
 import { type ChildUsage, GNU_TIME, measureChild, usageReporter } from './child-usage';
+import { runScript } from './cli-support';
+import { parseOptions } from './options';
 import {
   formatMegabytes,
   parseByteSize,
@@ -86,27 +87,22 @@ function wholeNumber(text: string): number | null {
 }
 
 function options(argv: string[]) {
-  return parseArgs({
-    args: argv,
-    options: {
-      sizes: { type: 'string', default: '40MB,250MB,1GB' },
-      depths: { type: 'string' },
-      'shared-frames': { type: 'string', default: '1' },
-      base: { type: 'boolean' },
-      'base-file': { type: 'string' },
-      seed: { type: 'string', default: '1' },
-      runs: { type: 'string', default: '3' },
-      lab: { type: 'string', default: DEFAULT_LAB },
-      'no-python': { type: 'boolean' },
-      timeout: { type: 'string', default: '1800' },
-      dir: { type: 'string' },
-      keep: { type: 'boolean' },
-      json: { type: 'boolean' },
-      help: { type: 'boolean', short: 'h' },
-    },
-    strict: true,
-    allowPositionals: false,
-  }).values;
+  return parseOptions(argv, {
+    sizes: { type: 'string', default: '40MB,250MB,1GB' },
+    depths: { type: 'string' },
+    'shared-frames': { type: 'string', default: '1' },
+    base: { type: 'boolean' },
+    'base-file': { type: 'string' },
+    seed: { type: 'string', default: '1' },
+    runs: { type: 'string', default: '3' },
+    lab: { type: 'string', default: DEFAULT_LAB },
+    'no-python': { type: 'boolean' },
+    timeout: { type: 'string', default: '1800' },
+    dir: { type: 'string' },
+    keep: { type: 'boolean' },
+    json: { type: 'boolean' },
+    help: { type: 'boolean', short: 'h' },
+  });
 }
 
 /** What to generate: one file per entry. */
@@ -278,12 +274,4 @@ function workFolder(root: string, dir: string | undefined): string {
   return realpathSync(dir);
 }
 
-main(process.argv.slice(2)).then(
-  (code) => {
-    process.exitCode = code;
-  },
-  (error: unknown) => {
-    process.stderr.write(`snapshot-read: ${(error as Error).message}\n`);
-    process.exitCode = 2;
-  },
-);
+runScript('snapshot-read', main);
