@@ -32,3 +32,18 @@ export function cpuNanoseconds(body) {
   const elapsed = process.cpuUsage(start);
   return (elapsed.user + elapsed.system) * 1000;
 }
+
+/**
+ * Wall-clock ns per call of `body`: the median of `runs` timed loops of `iterations` calls each,
+ * after a tenth as many calls (one at least) untimed.
+ */
+export function nsPerCall(body, iterations, runs = 7) {
+  for (let i = 0; i < iterations / 10; i++) body();
+  const times = [];
+  for (let run = 0; run < runs; run++) {
+    const start = process.hrtime.bigint();
+    for (let i = 0; i < iterations; i++) body();
+    times.push(Number(process.hrtime.bigint() - start) / iterations);
+  }
+  return median(times);
+}

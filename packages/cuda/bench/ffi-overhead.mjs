@@ -3,7 +3,7 @@
 // is the FFI's cost plus a few nanoseconds of work in the fake. Median of 7 runs.
 // Run: pnpm --filter @allot/cuda build && node packages/cuda/bench/ffi-overhead.mjs
 
-import { median } from '@allot/tooling/bench';
+import { nsPerCall } from '@allot/tooling/bench';
 import { cachingDeviceAllocator } from '../dist/caching.js';
 import { createEvent, createStream, deviceSource } from '../dist/index.js';
 import { buildFake } from './build-fake.mjs';
@@ -13,16 +13,7 @@ const CALLS = 1_000_000;
 const cuda = { runtimePath: buildFake() };
 
 /** ns per iteration of `body` (which makes `calls` native calls), median of RUNS. */
-function measure(body, iterations = CALLS) {
-  for (let i = 0; i < iterations / 10; i++) body();
-  const times = [];
-  for (let run = 0; run < RUNS; run++) {
-    const start = process.hrtime.bigint();
-    for (let i = 0; i < iterations; i++) body();
-    times.push(Number(process.hrtime.bigint() - start) / iterations);
-  }
-  return median(times);
-}
+const measure = (body, iterations = CALLS) => nsPerCall(body, iterations, RUNS);
 
 const stream = createStream(cuda);
 const event = createEvent(cuda);

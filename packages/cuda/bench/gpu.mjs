@@ -3,7 +3,7 @@
 // loop replayed on real device memory through cachingDeviceAllocator. Median of 7 runs.
 // Run: pnpm --filter @allot/cuda build && node packages/cuda/bench/gpu.mjs [steps]
 
-import { median } from '@allot/tooling/bench';
+import { nsPerCall } from '@allot/tooling/bench';
 import { replay, trainingLoop } from '@allot/workloads';
 import { cachingDeviceAllocator } from '../dist/caching.js';
 import {
@@ -14,7 +14,6 @@ import {
   memoryPoolSource,
 } from '../dist/index.js';
 
-const RUNS = 7;
 const MiB = 1024 * 1024;
 const GiB = 1024 * MiB;
 
@@ -22,17 +21,6 @@ const status = cudaStatus();
 if (!status.available) {
   console.error(`CUDA is not available here:\n${status.error?.message}`);
   process.exit(2);
-}
-
-function measure(body, iterations) {
-  for (let i = 0; i < Math.max(1, iterations / 10); i++) body();
-  const times = [];
-  for (let run = 0; run < RUNS; run++) {
-    const start = process.hrtime.bigint();
-    for (let i = 0; i < iterations; i++) body();
-    times.push(Number(process.hrtime.bigint() - start) / iterations);
-  }
-  return median(times);
 }
 
 const [device] = devices();
@@ -50,9 +38,12 @@ const stream = createStream();
 const pool = memoryPoolSource({ stream, releaseThreshold: 4 * GiB });
 for (const size of [4096, 1 * MiB, 16 * MiB, 256 * MiB]) {
   allocator.free(allocator.allocate(size));
-  const cached = measure(() => allocator.free(allocator.allocate(size)), 200_000);
-  const plain = measure(() => source.release(source.acquire(size)), size >= 16 * MiB ? 200 : 2_000);
-  const async = measure(() => pool.freeAsync(pool.allocateAsync(size, stream), stream), 20_000);
+  const cached = nsPerCall(() => allocator.free(allocator.allocate(size)), 200_000);
+  const plain = nsPerCall(
+    () => source.release(source.acquire(size)),
+    size >= 16 * MiB ? 200 : 2_000,
+  );
+  const async = nsPerCall(() => pool.freeAsync(pool.allocateAsync(size, stream), stream), 20_000);
   stream.synchronize();
   console.log(
     `| ${size >= MiB ? `${size / MiB} MiB` : `${size / 1024} KiB`} | ${cached.toFixed(0)} | ${plain.toFixed(0)} | ${async.toFixed(0)} | ${(plain / cached).toFixed(0)}× |`,
