@@ -1,8 +1,9 @@
 /**
  * The segment map's data of a state dump (`state-dump.ts` makes it, `ui/segment-map.ts` draws it):
  * every segment and its blocks as numbers, each block's state a code and what made it an index
- * into one list of texts. Imports nothing, so the page's bundle takes only these few lines.
+ * into one list of texts. Imports types alone, so the page's bundle takes only these few lines.
  */
+import type { DumpSegment } from '@allot/workloads';
 
 /** A block's state in the map: a dump's three, and a run of blocks too small to draw apart. */
 export const MAP_STATE = { free: 0, allocated: 1, 'pending-free': 2, mixed: 3 } as const;
@@ -17,14 +18,9 @@ export interface DumpLayout {
    * of tiny ones): offset, size, requested, state ({@link MAP_STATE}), and what made it (an index
    * into `sources`, −1 for nothing known).
    */
-  readonly segments: readonly {
-    readonly address: number;
-    readonly size: number;
-    readonly pool: 'small' | 'large';
-    readonly stream: number;
-    readonly expandable: boolean;
+  readonly segments: readonly (Omit<DumpSegment, 'blocks'> & {
     readonly blocks: readonly number[];
-  }[];
+  })[];
   /** What made the blocks (`stack-source.ts`), each text once. */
   readonly sources: readonly string[];
   /** Blocks merged into runs too small to draw apart (0: every block is drawn). */

@@ -17,7 +17,7 @@
  * app read a dump's holders, split and advice where they read a recording's; it has no timeline,
  * for a dump has no time.
  */
-import type { DumpBlockState, Trace } from '@allot/workloads';
+import type { DumpBlockState, DumpSegment, Trace } from '@allot/workloads';
 import { formatBytes, formatCount, formatPercent } from '../units';
 import { type Advice, adviceOf, adviceParagraph } from './advice';
 import { type DumpEstimateBasis, estimateBasis } from './dump-estimate';
@@ -41,12 +41,7 @@ export const DUMP_MAP_BLOCKS = 20_000;
 export type { DumpLayout } from './dump-layout';
 
 /** One segment of a dump, in figures. */
-export interface DumpSegmentFigures {
-  readonly address: number;
-  readonly size: number;
-  readonly pool: 'small' | 'large';
-  readonly stream: number;
-  readonly expandable: boolean;
+export interface DumpSegmentFigures extends Omit<DumpSegment, 'blocks'> {
   /** Bytes of its allocated blocks (as `memory_stats()` counts `allocated_bytes`), and requested. */
   readonly allocatedBytes: number;
   readonly requestedBytes: number;
