@@ -16,6 +16,7 @@
  */
 import { EventKind, type StackFrame, type Trace } from '@allot/workloads';
 import { frameText } from './holders';
+import { textTable } from './text-table';
 
 /** Nodes a tree lists at most; the smaller ones are summed into their parent's `other`. */
 export const MAX_STACK_NODES = 2000;
@@ -123,21 +124,10 @@ export function stackTreeOf(
     }
   }
   // Each frame's text once, numbered.
-  const texts: string[] = [];
-  const byText = new Map<string, number>();
+  const { list: texts, index } = textTable();
   const byFrame = new Map<StackFrame, number>();
   for (const stack of stacks.keys()) {
-    for (const frame of stack) {
-      if (byFrame.has(frame)) continue;
-      const text = frameText(frame);
-      let k = byText.get(text);
-      if (k === undefined) {
-        k = texts.length;
-        texts.push(text);
-        byText.set(text, k);
-      }
-      byFrame.set(frame, k);
-    }
+    for (const frame of stack) if (!byFrame.has(frame)) byFrame.set(frame, index(frameText(frame)));
   }
   const trie = new Trie(Math.max(1, texts.length));
   for (const [stack, sum] of stacks) {

@@ -34,6 +34,7 @@ import { frameText, holdersOf } from './holders';
 import type { RowResult } from './measure';
 import { stackSource } from './stack-source';
 import { stackTreeOf } from './stack-tree';
+import { textTable } from './text-table';
 
 /** Blocks the segment map draws one by one at most; past it, runs of tiny blocks are merged. */
 export const DUMP_MAP_BLOCKS = 20_000;
@@ -157,18 +158,10 @@ export function dumpLayout(trace: Trace, maxBlocks = DUMP_MAP_BLOCKS): DumpLayou
   }
   // Past the budget, blocks smaller than this merge with their neighbours.
   const grain = blocks > maxBlocks ? reserved / maxBlocks : 0;
-  const sources: string[] = [];
-  const sourceIds = new Map<string, number>();
+  const { list: sources, index } = textTable();
   const sourceOf = (id: number): number => {
     if (id < 0 || trace.frames === undefined || trace.frames.size === 0) return -1;
-    const text = stackSource(trace.frames.get(id)).text;
-    let index = sourceIds.get(text);
-    if (index === undefined) {
-      index = sources.length;
-      sources.push(text);
-      sourceIds.set(text, index);
-    }
-    return index;
+    return index(stackSource(trace.frames.get(id)).text);
   };
   let merged = 0;
   const segments = dump.segments.map((segment) => {

@@ -13,6 +13,7 @@ import type { Explanation } from '../analysis/explain';
 import { isPyTorchTrace } from '../analysis/explain';
 import type { OomFigures } from '../analysis/post-mortem';
 import { searchedKnobs, TUNED_ROW } from '../analysis/registry';
+import { textTable } from '../analysis/text-table';
 import { canonicalOf } from '../replay-rows';
 import type { LabResults, WorkloadResult } from '../run';
 import type { DumpData, ExplainData, ReportData, WorkloadData } from '../ui/report-data';
@@ -28,7 +29,6 @@ import {
 } from './dump-text';
 import { stackTreeData } from './stack-data';
 import { oomLines, TABLE_HEADER, tableRows } from './tables';
-import { textTable } from './text-table';
 
 export type * from '../ui/report-data';
 export { stackTreeData, stackTreePageData } from './stack-data';

@@ -4,8 +4,8 @@
  * a table of its own for the web app's tree at any event).
  */
 import type { StackNode, StackSum, StackTree } from '../analysis/stack-tree';
+import { textTable } from '../analysis/text-table';
 import { type StackTreeData, SUMMED_FRAME, UNRECORDED_FRAME } from '../ui/report-data';
-import { textTable } from './text-table';
 
 /** `tree` as page data, its frames numbered by `index` (see the module comment). */
 export function stackTreeData(tree: StackTree, index: (text: string) => number): StackTreeData {

@@ -1,6 +1,6 @@
 /**
- * Strings numbered as first seen, for page data that names the same text many times (stack frames):
- * each text once in `list`, referred to by its index.
+ * Strings numbered as first seen, for data that names the same text many times (stack frames, what
+ * made a block): each text once in `list`, referred to by its index.
  */
 
 /** A table of texts: `index(text)` numbers a text, `list` holds them in that order. */
