@@ -3,9 +3,8 @@
  *
  * Each bin's heap is a segment of the pool's two arrays (keys, ids), found by the bin's `start`;
  * a block's bin and its place in that heap are kept per block id. So the top of a bin is two
- * reads from flat arrays (`start`, then `ids`), with no object per bin to reach first: on a random
- * mix the bins touched change on every call, and a chain of objects to follow was most of the cost
- * of filing a block.
+ * reads from flat arrays (`start`, then `ids`), with no object per bin to reach first and none for
+ * the collector to trace: on a random mix the bins touched change on every call.
  *
  * ```
  *  start  [ … 0 | 12 | … ]   count [ … 3 | 1 | … ]   room [ … 4 | 4 | … ]
@@ -14,11 +13,11 @@
  * ```
  *
  * A full segment moves to the end of the pool with twice the room, leaving a hole; a segment is
- * never taken back (as an array that grows is not shrunk). When the pool is full, the segments are
- * copied into a new pool twice what they take, without the holes: a segment's holes add up to less
- * than its room, and every move and copy is paid for by the pushes that filled the segments since
- * the last, so a push is O(1) amortised plus its sift, and the pool stays within four times the
- * room of the segments.
+ * never taken back (as an array that grows is not shrunk), so a bin that empties and fills again
+ * moves nothing. When the pool is full, the segments are copied into a new pool twice what they
+ * take, without the holes: every move and copy is paid for by the pushes that filled segments
+ * since the last, so a push is O(1) amortised plus its sift, and the pool stays within about twice
+ * the room of its segments.
  *
  * Heap operations are O(log m) in the blocks of one bin. Taking a block out moves the hole down
  * along the smaller children to a leaf, then raises the last entry from there: one comparison a
