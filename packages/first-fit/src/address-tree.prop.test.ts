@@ -37,7 +37,7 @@ const op = fc.oneof(
       count: fc.integer({ min: 2, max: 12 }),
       size,
     }),
-    weight: 1,
+    weight: 2,
   },
   { arbitrary: fc.record({ kind: fc.constant('remove' as const), pick: fc.nat() }), weight: 3 },
   {
