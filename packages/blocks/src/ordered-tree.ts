@@ -111,11 +111,14 @@ export class OrderedTree extends TreeNodes {
     const x = this.leafOf[id]!;
     const pos = this.slotOf[id]!;
     const e = x * this.width + pos;
+    // A first key that did not change (the entry's value changed alone) has nothing to copy up.
+    const moved =
+      pos === 0 && (this.primaryKey[e] !== primary || this.secondaryKey[e] !== secondary);
     this.primaryKey[e] = primary;
     this.secondaryKey[e] = secondary;
     const old = this.valueOf[e]!;
     this.valueOf[e] = value;
-    if (pos === 0) this.fixMin(x);
+    if (moved) this.fixMin(x);
     if (this.augmented && old !== value) {
       if (value > old) this.raiseMax(x, value);
       else this.lowerMax(x, old);
@@ -161,12 +164,7 @@ export class OrderedTree extends TreeNodes {
   lowerBound(primary: number, secondary: number): number {
     if (this.entries === 0) return NIL;
     const w = this.width;
-    let x = this.root;
-    // Descend to the last child whose smallest key is < the probe.
-    while (this.leaf[x] === 0) {
-      const base = x * w;
-      x = this.ref[base + this.lower(base, 1, this.counts[x]!, primary, secondary) - 1]!;
-    }
+    const x = this.descendBelow(primary, secondary);
     const base = x * w;
     const i = this.lower(base, 0, this.counts[x]!, primary, secondary);
     if (i < this.counts[x]!) return this.ref[base + i]!;
@@ -198,33 +196,15 @@ export class OrderedTree extends TreeNodes {
    */
   firstAtLeast(from: number, need: number): number {
     if (this.entries === 0) return NIL;
-    if (from === Number.NEGATIVE_INFINITY) return this.leftmostAtLeast(this.root, need);
-    const x = this.lowerBound(from, Number.NEGATIVE_INFINITY);
-    if (x === NIL) return NIL;
-    return this.value(x) >= need ? x : this.nextAtLeast(x, need);
+    if (from === Number.NEGATIVE_INFINITY) return this.scanFrom(this.root, 0, this.height, need);
+    const x = this.descendBelow(from, Number.NEGATIVE_INFINITY);
+    const pos = this.lower(x * this.width, 0, this.counts[x]!, from, Number.NEGATIVE_INFINITY);
+    return this.scanFrom(x, pos, 0, need);
   }
 
   /** First id after `id` in key order whose value is ≥ `need`, or {@link NIL}. Needs `augmented`. */
   nextAtLeast(id: number, need: number): number {
-    const w = this.width;
-    const values = this.valueOf;
-    let x = this.leafOf[id]!;
-    let base = x * w;
-    const c = this.counts[x]!;
-    for (let i = this.slotOf[id]! + 1; i < c; i++) {
-      if (values[base + i]! >= need) return this.ref[base + i]!;
-    }
-    // Climb until a later sibling subtree holds a large enough value, then descend into it.
-    for (;;) {
-      const p = this.parent[x]!;
-      if (p === NIL) return NIL;
-      base = p * w;
-      const pc = this.counts[p]!;
-      for (let i = this.position[x]! + 1; i < pc; i++) {
-        if (values[base + i]! >= need) return this.leftmostAtLeast(this.ref[base + i]!, need);
-      }
-      x = p;
-    }
+    return this.scanFrom(this.leafOf[id]!, this.slotOf[id]! + 1, 0, need);
   }
 
   /**
@@ -271,10 +251,23 @@ export class OrderedTree extends TreeNodes {
   private descend(primary: number, secondary: number): number {
     const w = this.width;
     let x = this.root;
-    // Descend to the last child whose smallest key is ≤ the new key.
-    while (this.leaf[x] === 0) {
+    // Descend to the last child whose smallest key is ≤ the new key. The root's height gives each
+    // node's level, so no per-node leaf flag is read on the way down.
+    for (let h = this.height; h > 0; h--) {
       const base = x * w;
       x = this.ref[base + this.upper(base, 1, this.counts[x]!, primary, secondary) - 1]!;
+    }
+    return x;
+  }
+
+  /** The leaf where the first key ≥ `(primary, secondary)` is, or the leaf before it, from the root. */
+  private descendBelow(primary: number, secondary: number): number {
+    const w = this.width;
+    let x = this.root;
+    // Descend to the last child whose smallest key is < the probe.
+    for (let h = this.height; h > 0; h--) {
+      const base = x * w;
+      x = this.ref[base + this.lower(base, 1, this.counts[x]!, primary, secondary) - 1]!;
     }
     return x;
   }
@@ -308,19 +301,43 @@ export class OrderedTree extends TreeNodes {
     if (this.augmented) this.raiseMax(x, value);
   }
 
-  /** Leftmost id under node `x` whose value is ≥ `need`, or {@link NIL}. */
-  private leftmostAtLeast(start: number, need: number): number {
+  /**
+   * The first id from slot `pos` of node `start` (at level `h`) on, in key order, whose value is ≥
+   * `need`: the rest of the node, then the later siblings of each ancestor in turn, descending into
+   * the first whose maximum is large enough; or {@link NIL}.
+   */
+  private scanFrom(start: number, pos: number, h: number, need: number): number {
     const w = this.width;
     const values = this.valueOf;
     let x = start;
-    for (;;) {
+    let i = pos;
+    for (let level = h; ; level++) {
       const base = x * w;
-      const c = this.counts[x]!;
-      let i = 0;
-      while (i < c && values[base + i]! < need) i++;
-      if (i === c) return NIL;
-      if (this.leaf[x] === 1) return this.ref[base + i]!;
-      x = this.ref[base + i]!;
+      const end = base + this.counts[x]!;
+      let e = base + i;
+      while (e < end && values[e]! < need) e++;
+      if (e < end)
+        return level === 0 ? this.ref[e]! : this.leftmostAtLeast(this.ref[e]!, level - 1, need);
+      const p = this.parent[x]!;
+      if (p === NIL) return NIL;
+      i = this.position[x]! + 1;
+      x = p;
+    }
+  }
+
+  /**
+   * Leftmost id under node `start` (at level `h`) whose value is ≥ `need`, which its parent's
+   * maximum says exists: maxima are exact, so the scan of each node needs no bound.
+   */
+  private leftmostAtLeast(start: number, h: number, need: number): number {
+    const w = this.width;
+    const values = this.valueOf;
+    let x = start;
+    for (let level = h; ; level--) {
+      let e = x * w;
+      while (values[e]! < need) e++;
+      if (level === 0) return this.ref[e]!;
+      x = this.ref[e]!;
     }
   }
 

@@ -55,12 +55,14 @@ export abstract class TreeNodes {
   /** Per leaf: next and previous leaf in key order. */
   declare protected nextLeaf: Int32Array;
   declare protected prevLeaf: Int32Array;
-  /** Per node: 1 for a leaf. */
-  declare protected leaf: Uint8Array;
+  /** Per node: its level, 0 for a leaf (a descent counts down from {@link height} instead). */
+  declare protected level: Uint8Array;
   /** Per id: its leaf, or {@link NIL} when absent; and its slot there. */
   declare protected leafOf: Int32Array;
   declare protected slotOf: Int32Array;
   protected root = NIL;
+  /** Levels below the root: 0 when the root is a leaf. */
+  protected height = 0;
   protected head = NIL;
   protected tail = NIL;
   protected spare = NIL;
@@ -82,7 +84,7 @@ export abstract class TreeNodes {
     this.position = new Int32Array(nodes);
     this.nextLeaf = new Int32Array(nodes);
     this.prevLeaf = new Int32Array(nodes);
-    this.leaf = new Uint8Array(nodes);
+    this.level = new Uint8Array(nodes);
     this.leafOf = new Int32Array(ids).fill(NIL);
     this.slotOf = new Int32Array(ids);
     this.resetNodes();
@@ -171,7 +173,7 @@ export abstract class TreeNodes {
   protected shiftRight(x: number, pos: number): void {
     const c = this.counts[x]!;
     this.counts[x] = c + 1;
-    if (this.leaf[x] === 0) {
+    if (this.level[x] !== 0) {
       const base = x * this.width;
       for (let i = c; i > pos; i--) this.copyEntry(base + i - 1, x, i, false);
       return;
@@ -200,7 +202,7 @@ export abstract class TreeNodes {
     const c = this.counts[x]! - 1;
     this.counts[x] = c;
     const base = x * this.width;
-    if (this.leaf[x] === 0) {
+    if (this.level[x] !== 0) {
       for (let i = pos; i < c; i++) this.copyEntry(base + i + 1, x, i, false);
       return;
     }
@@ -240,7 +242,7 @@ export abstract class TreeNodes {
 
   /** Drops slot `pos` of node `x` and restores the invariants above it. */
   protected removeEntry(x: number, pos: number): void {
-    const isLeaf = this.leaf[x] === 1;
+    const isLeaf = this.level[x] === 0;
     const removed = this.valueOf[x * this.width + pos]!;
     this.shiftLeft(x, pos);
     const c = this.counts[x]!;
@@ -263,7 +265,7 @@ export abstract class TreeNodes {
   protected unlinkNode(x: number): void {
     const p = this.parent[x]!;
     const pos = this.position[x]!;
-    if (this.leaf[x] === 1) {
+    if (this.level[x] === 0) {
       const prev = this.prevLeaf[x]!;
       const next = this.nextLeaf[x]!;
       if (prev === NIL) this.head = next;
@@ -279,7 +281,7 @@ export abstract class TreeNodes {
   protected mergeSmall(x: number): void {
     const p = this.parent[x]!;
     if (p === NIL) {
-      if (this.leaf[x] === 0 && this.counts[x] === 1) this.collapseRoot();
+      if (this.level[x] !== 0 && this.counts[x] === 1) this.collapseRoot();
       return;
     }
     const w = this.width;
@@ -300,7 +302,7 @@ export abstract class TreeNodes {
       return;
     }
     // Move right's entries to the end of left; left's smallest key is unchanged.
-    const isLeaf = this.leaf[left] === 1;
+    const isLeaf = this.level[left] === 0;
     const rc = this.counts[right]!;
     const lc = this.counts[left]!;
     const rb = right * w;
@@ -318,11 +320,12 @@ export abstract class TreeNodes {
   /** The root is internal with one child: that child becomes the root. */
   protected collapseRoot(): void {
     let r = this.root;
-    while (this.leaf[r] === 0 && this.counts[r] === 1) {
+    while (this.height > 0 && this.counts[r] === 1) {
       const child = this.ref[r * this.width]!;
       this.freeNode(r);
       this.parent[child] = NIL;
       r = child;
+      this.height--;
     }
     this.root = r;
   }
@@ -335,8 +338,9 @@ export abstract class TreeNodes {
       this.split(p);
       p = this.parent[x]!;
     }
-    const isLeaf = this.leaf[x] === 1;
-    const y = this.takeNode(isLeaf);
+    const level = this.level[x]!;
+    const isLeaf = level === 0;
+    const y = this.takeNode(level);
     const c = this.counts[x]!;
     const keep = c >> 1;
     const xb = x * w;
@@ -352,7 +356,7 @@ export abstract class TreeNodes {
       else this.prevLeaf[next] = y;
     }
     if (p === NIL) {
-      p = this.takeNode(false);
+      p = this.takeNode(level + 1);
       const e = p * w;
       this.primaryKey[e] = this.primaryKey[xb]!;
       this.secondaryKey[e] = this.secondaryKey[xb]!;
@@ -362,6 +366,7 @@ export abstract class TreeNodes {
       this.position[x] = 0;
       this.parent[p] = NIL;
       this.root = p;
+      this.height++;
     }
     const at = this.position[x]! + 1;
     this.shiftRight(p, at);
@@ -379,14 +384,15 @@ export abstract class TreeNodes {
     return y;
   }
 
-  protected takeNode(isLeaf: boolean): number {
+  /** A fresh node at `level` (0 for a leaf), from the spare list or the arrays' end. */
+  protected takeNode(level: number): number {
     let x = this.spare;
     if (x !== NIL) this.spare = this.parent[x]!;
     else {
       if (this.usedNodes === this.counts.length) this.growNodes();
       x = this.usedNodes++;
     }
-    this.leaf[x] = isLeaf ? 1 : 0;
+    this.level[x] = level;
     this.counts[x] = 0;
     this.parent[x] = NIL;
     this.position[x] = 0;
@@ -406,7 +412,8 @@ export abstract class TreeNodes {
     this.spare = NIL;
     this.usedNodes = 0;
     this.entries = 0;
-    const r = this.takeNode(true);
+    this.height = 0;
+    const r = this.takeNode(0);
     this.root = r;
     this.head = r;
     this.tail = r;
@@ -424,8 +431,8 @@ export abstract class TreeNodes {
     this.position = growInt(this.position, n);
     this.nextLeaf = growInt(this.nextLeaf, n);
     this.prevLeaf = growInt(this.prevLeaf, n);
-    const leaf = new Uint8Array(n);
-    leaf.set(this.leaf);
-    this.leaf = leaf;
+    const level = new Uint8Array(n);
+    level.set(this.level);
+    this.level = level;
   }
 }

@@ -1,7 +1,7 @@
 /**
  * Address-ordered first fit and next fit over one range, with O(log n) search.
  *
- * Free blocks are filed in an {@link AddressTree} (a B+tree in typed arrays, keyed by address alone)
+ * Free blocks are filed in an {@link OrderedTree} (a B+tree in typed arrays) keyed by address
  * whose internal nodes also know the largest free size below each child. First fit descends to the
  * leftmost block whose size fits, skipping whole subtrees whose maximum is too small: O(log n) in
  * the number of free blocks, never a walk over them. With a larger alignment, a block that fits by
@@ -37,9 +37,9 @@ import {
   type FreeIndex,
   fitsIn,
   NIL,
+  OrderedTree,
   paddingFor,
 } from '@allot/blocks';
-import { AddressTree } from './address-tree';
 
 export type { CompactionMove, CompactionPlan, CompactOptions };
 
@@ -58,16 +58,16 @@ export type FirstFitAllocator = FitAllocator;
 /** Free blocks keyed by address, with the largest size below each internal entry. */
 class AddressOrderedIndex implements FreeIndex {
   // Assigned in the constructor only (no `undefined` first): V8 keeps the fields' shapes exact.
-  declare protected readonly tree: AddressTree;
+  declare protected readonly tree: OrderedTree;
   declare protected readonly table: BlockTable;
 
   constructor(table: BlockTable) {
-    this.tree = new AddressTree();
+    this.tree = new OrderedTree({ augmented: true });
     this.table = table;
   }
 
   insert(block: number): void {
-    this.tree.insert(block, this.table.address[block]!, this.table.size[block]!);
+    this.tree.insert(block, this.table.address[block]!, 0, this.table.size[block]!);
   }
 
   remove(block: number): void {
@@ -75,20 +75,20 @@ class AddressOrderedIndex implements FreeIndex {
   }
 
   update(block: number): void {
-    this.tree.update(block, this.table.address[block]!, this.table.size[block]!);
+    this.tree.updateInPlace(block, this.table.address[block]!, 0, this.table.size[block]!);
   }
 
   find(size: number, alignment: number, top: number): number {
     // Nothing filed (only the top is free, as while a heap grows): no tree to descend.
     if (this.tree.count === 0) return fitsIn(this.table, top, size, alignment) ? top : NIL;
-    let b = this.tree.first(size);
+    let b = this.tree.firstAtLeast(Number.NEGATIVE_INFINITY, size);
     if (alignment !== 1) b = this.aligned(b, size, alignment);
     // The top has the highest address: it is first fit's last resort.
     return b === NIL && fitsIn(this.table, top, size, alignment) ? top : b;
   }
 
   largest(): number {
-    return this.tree.largest();
+    return this.tree.maxValue();
   }
 
   clear(): void {
@@ -97,7 +97,7 @@ class AddressOrderedIndex implements FreeIndex {
 
   /** Lowest-address block at or above `from` that holds `size` at `alignment`, or NIL. */
   protected findFrom(from: number, size: number, alignment: number): number {
-    const b = this.tree.firstFrom(from, size);
+    const b = this.tree.firstAtLeast(from, size);
     return alignment === 1 ? b : this.aligned(b, size, alignment);
   }
 
@@ -108,7 +108,7 @@ class AddressOrderedIndex implements FreeIndex {
   private aligned(start: number, size: number, alignment: number): number {
     let b = start;
     while (b !== NIL && !blockFits(this.table, b, size, alignment))
-      b = this.tree.nextAfter(b, size);
+      b = this.tree.nextAtLeast(b, size);
     return b;
   }
 }
