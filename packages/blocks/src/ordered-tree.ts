@@ -115,7 +115,7 @@ export class OrderedTree extends TreeNodes {
     const moved =
       pos === 0 && (this.primaryKey[e] !== primary || this.secondaryKey[e] !== secondary);
     this.primaryKey[e] = primary;
-    this.secondaryKey[e] = secondary;
+    this.setSecondary(e, secondary);
     const old = this.valueOf[e]!;
     this.valueOf[e] = value;
     if (moved) this.fixMin(x);
@@ -235,7 +235,7 @@ export class OrderedTree extends TreeNodes {
     this.shiftRight(x, to);
     const t = base + to;
     this.primaryKey[t] = primary;
-    this.secondaryKey[t] = secondary;
+    this.setSecondary(t, secondary);
     this.valueOf[t] = value;
     this.ref[t] = id;
     this.slotOf[id] = to;
@@ -291,7 +291,7 @@ export class OrderedTree extends TreeNodes {
     this.shiftRight(x, pos);
     const e = base + pos;
     this.primaryKey[e] = primary;
-    this.secondaryKey[e] = secondary;
+    this.setSecondary(e, secondary);
     this.valueOf[e] = value;
     this.ref[e] = id;
     this.leafOf[id] = x;

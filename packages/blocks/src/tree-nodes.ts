@@ -60,6 +60,12 @@ export abstract class TreeNodes {
   /** Per id: its leaf, or {@link NIL} when absent; and its slot there. */
   declare protected leafOf: Int32Array;
   declare protected slotOf: Int32Array;
+  /**
+   * Whether a secondary key other than 0 was ever stored. Until one is, every stored secondary key
+   * is 0 (the arrays start zeroed), so moves and copies skip them: a tree keyed by one number
+   * (first fit keys by `(address, 0)`) writes a third fewer entries per shift.
+   */
+  protected paired = false;
   protected root = NIL;
   /** Levels below the root: 0 when the root is a leaf. */
   protected height = 0;
@@ -88,6 +94,16 @@ export abstract class TreeNodes {
     this.leafOf = new Int32Array(ids).fill(NIL);
     this.slotOf = new Int32Array(ids);
     this.resetNodes();
+  }
+
+  /** Stores `secondary` as entry `e`'s secondary key (see {@link paired}). */
+  protected setSecondary(e: number, secondary: number): void {
+    if (secondary !== 0) {
+      this.paired = true;
+      this.secondaryKey[e] = secondary;
+    } else if (this.paired) {
+      this.secondaryKey[e] = 0;
+    }
   }
 
   /** Largest value of node `x`'s entries (a leaf's values, an internal node's maxima). */
@@ -122,13 +138,14 @@ export abstract class TreeNodes {
     const from = x * w;
     const primary = this.primaryKey[from]!;
     const secondary = this.secondaryKey[from]!;
+    const paired = this.paired;
     for (;;) {
       const p = this.parent[x]!;
       if (p === NIL) return;
       const pos = this.position[x]!;
       const e = p * w + pos;
       this.primaryKey[e] = primary;
-      this.secondaryKey[e] = secondary;
+      if (paired) this.secondaryKey[e] = secondary;
       if (pos !== 0) return;
       x = p;
     }
@@ -182,6 +199,7 @@ export abstract class TreeNodes {
     const base = x * this.width;
     const primaryKey = this.primaryKey;
     const secondaryKey = this.secondaryKey;
+    const paired = this.paired;
     const values = this.valueOf;
     const ref = this.ref;
     const slotOf = this.slotOf;
@@ -189,7 +207,7 @@ export abstract class TreeNodes {
       const to = base + i;
       const from = to - 1;
       primaryKey[to] = primaryKey[from]!;
-      secondaryKey[to] = secondaryKey[from]!;
+      if (paired) secondaryKey[to] = secondaryKey[from]!;
       values[to] = values[from]!;
       const id = ref[from]!;
       ref[to] = id;
@@ -208,6 +226,7 @@ export abstract class TreeNodes {
     }
     const primaryKey = this.primaryKey;
     const secondaryKey = this.secondaryKey;
+    const paired = this.paired;
     const values = this.valueOf;
     const ref = this.ref;
     const slotOf = this.slotOf;
@@ -215,7 +234,7 @@ export abstract class TreeNodes {
       const to = base + i;
       const from = to + 1;
       primaryKey[to] = primaryKey[from]!;
-      secondaryKey[to] = secondaryKey[from]!;
+      if (paired) secondaryKey[to] = secondaryKey[from]!;
       values[to] = values[from]!;
       const id = ref[from]!;
       ref[to] = id;
@@ -227,7 +246,7 @@ export abstract class TreeNodes {
   protected copyEntry(from: number, x: number, slot: number, isLeaf: boolean): void {
     const to = x * this.width + slot;
     this.primaryKey[to] = this.primaryKey[from]!;
-    this.secondaryKey[to] = this.secondaryKey[from]!;
+    if (this.paired) this.secondaryKey[to] = this.secondaryKey[from]!;
     this.valueOf[to] = this.valueOf[from]!;
     const r = this.ref[from]!;
     this.ref[to] = r;
@@ -359,7 +378,7 @@ export abstract class TreeNodes {
       p = this.takeNode(level + 1);
       const e = p * w;
       this.primaryKey[e] = this.primaryKey[xb]!;
-      this.secondaryKey[e] = this.secondaryKey[xb]!;
+      if (this.paired) this.secondaryKey[e] = this.secondaryKey[xb]!;
       this.ref[e] = x;
       this.counts[p] = 1;
       this.parent[x] = p;
@@ -373,7 +392,7 @@ export abstract class TreeNodes {
     const e = p * w + at;
     const yb = y * w;
     this.primaryKey[e] = this.primaryKey[yb]!;
-    this.secondaryKey[e] = this.secondaryKey[yb]!;
+    if (this.paired) this.secondaryKey[e] = this.secondaryKey[yb]!;
     this.ref[e] = y;
     this.parent[y] = p;
     this.position[y] = at;
