@@ -5,8 +5,8 @@
  * address, or by size then address); the order of equal keys is not defined.
  *
  * It has the same interface as {@link OrderedIndex} and is what the fit strategies use: a node
- * holds up to 32 entries side by side in each array and is searched by bisection, so a lookup
- * touches two or three nodes where the treap follows twenty or more scattered links.
+ * holds up to 32 entries side by side in each array, so a lookup touches two or three nodes where
+ * the treap follows twenty or more scattered links.
  *
  * - A leaf holds ids in key order, with their keys and values. Leaves are chained both ways, so
  *   `successor`, `predecessor`, `first` and `last` are O(1) and need no parent walk.
@@ -17,6 +17,12 @@
  *   entry, and the first key / largest value are refreshed upward only while they change (a value
  *   that shrinks below its parent's maximum costs nothing). `rekey` moves an entry within its leaf
  *   when its new place is there, and only otherwise removes and inserts it.
+ * - A node's level is known on the way down (the root's height, less one per step), so a descent
+ *   reads no per-node leaf flag. Below the root, a search for the leftmost value ≥ v scans each
+ *   node without a bound: the maxima are exact, so the child it entered holds one.
+ * - Until a secondary key other than 0 is stored, every stored one is 0 and shifts, splits and
+ *   merges skip them: a tree keyed by one number (first fit's `(address, 0)`) moves two arrays'
+ *   entries, not three.
  * - A full node splits in two; an emptied node is unlinked, and a node under a quarter full merges
  *   with a neighbour when both fit in half a node. The root collapses when it has one child.
  * - Equal keys keep insertion order (a new id goes after its equals), as in {@link OrderedIndex}.
@@ -325,6 +331,31 @@ export class OrderedTree extends TreeNodes {
     }
   }
 
+  /** A value in `x` grew to `value`: raises the maxima above it. */
+  private raiseMax(start: number, value: number): void {
+    const w = this.width;
+    const values = this.valueOf;
+    let x = start;
+    for (;;) {
+      const p = this.parent[x]!;
+      if (p === NIL) return;
+      const e = p * w + this.position[x]!;
+      if (values[e]! >= value) return;
+      values[e] = value;
+      x = p;
+    }
+  }
+
+  /** Stores `secondary` as entry `e`'s secondary key (see {@link paired}). */
+  private setSecondary(e: number, secondary: number): void {
+    if (secondary !== 0) {
+      this.paired = true;
+      this.secondaryKey[e] = secondary;
+    } else if (this.paired) {
+      this.secondaryKey[e] = 0;
+    }
+  }
+
   /**
    * Leftmost id under node `start` (at level `h`) whose value is ≥ `need`, which its parent's
    * maximum says exists: maxima are exact, so the scan of each node needs no bound.
@@ -341,16 +372,19 @@ export class OrderedTree extends TreeNodes {
     }
   }
 
-  /** First slot in `[lo, hi)` of the node at `base` whose key is > the probe (binary search). */
+  /**
+   * First slot in `[lo, hi)` of the node at `base` whose key is > the probe: a scan from the right,
+   * which costs no more than bisection over a node's few dozen entries and, being small, inlines.
+   */
   private upper(base: number, lo: number, hi: number, primary: number, secondary: number): number {
-    let a = lo;
-    let b = hi;
-    while (a < b) {
-      const mid = (a + b) >> 1;
-      if (this.keyAfter(base + mid, primary, secondary)) b = mid;
-      else a = mid + 1;
+    const keys = this.primaryKey;
+    let i = hi;
+    while (i > lo) {
+      const p = keys[base + i - 1]!;
+      if (p < primary || (p === primary && this.secondaryKey[base + i - 1]! <= secondary)) break;
+      i--;
     }
-    return a;
+    return i;
   }
 
   /** First slot in `[lo, hi)` of the node at `base` whose key is ≥ the probe (binary search). */

@@ -96,16 +96,6 @@ export abstract class TreeNodes {
     this.resetNodes();
   }
 
-  /** Stores `secondary` as entry `e`'s secondary key (see {@link paired}). */
-  protected setSecondary(e: number, secondary: number): void {
-    if (secondary !== 0) {
-      this.paired = true;
-      this.secondaryKey[e] = secondary;
-    } else if (this.paired) {
-      this.secondaryKey[e] = 0;
-    }
-  }
-
   /** Largest value of node `x`'s entries (a leaf's values, an internal node's maxima). */
   protected nodeMax(x: number): number {
     const values = this.valueOf;
@@ -147,21 +137,6 @@ export abstract class TreeNodes {
       this.primaryKey[e] = primary;
       if (paired) this.secondaryKey[e] = secondary;
       if (pos !== 0) return;
-      x = p;
-    }
-  }
-
-  /** A value in `x` grew to `value`: raises the maxima above it. */
-  protected raiseMax(start: number, value: number): void {
-    const w = this.width;
-    const values = this.valueOf;
-    let x = start;
-    for (;;) {
-      const p = this.parent[x]!;
-      if (p === NIL) return;
-      const e = p * w + this.position[x]!;
-      if (values[e]! >= value) return;
-      values[e] = value;
       x = p;
     }
   }
