@@ -54,6 +54,24 @@ const op = fc.oneof(
     pick: fc.nat(),
     value: fc.integer({ min: 1, max: 2 ** 48 }),
   }),
+  // Primary keys downward from one: each new id goes first in its leaf, so the smallest key of the
+  // leaf's ancestors changes, up to where the leaf is not the first child.
+  fc.record({
+    kind: fc.constant('descending' as const),
+    primary: key,
+    count: fc.integer({ min: 2, max: 12 }),
+    value: fc.integer({ min: 1, max: 2 ** 20 }),
+  }),
+  // An in-place update that moves the key strictly between its neighbours' (as a free block that
+  // shrinks from its front does), or keeps it, with a new value.
+  fc.record({
+    kind: fc.constant('nudge' as const),
+    pick: fc.nat(),
+    to: fc.nat(),
+    value: fc.integer({ min: 1, max: 2 ** 48 }),
+  }),
+  // Emptied mid-run: the ids are used again, as the block table does.
+  fc.constant({ kind: 'clear' as const }),
 );
 
 function check(index: Ordered, model: Map<number, Entry>, probes: readonly number[]): void {
@@ -115,6 +133,7 @@ describe.each(structures)('%s', (_name, maxLength, make) => {
         (ops, probes) => {
           const index = make(augmented);
           const model = new Map<number, Entry>();
+          const freeIds: number[] = [];
           let nextId = 0;
           // Keys are unique by contract (every caller keys by address, or by size then address):
           // an operation that would give a second id the same key is skipped.
@@ -122,24 +141,30 @@ describe.each(structures)('%s', (_name, maxLength, make) => {
             [...model.values()].some(
               (e) => e.id !== self && e.primary === primary && e.secondary === secondary,
             );
+          const insert = (primary: number, secondary: number, value: number) => {
+            if (taken(primary, secondary)) return;
+            const e = { id: freeIds.pop() ?? nextId++, primary, secondary, value };
+            index.insert(e.id, e.primary, e.secondary, e.value);
+            model.set(e.id, e);
+          };
           for (const o of ops) {
             const ids = [...model.keys()];
             if (o.kind === 'insert') {
-              if (taken(o.primary, o.secondary)) continue;
-              const e = {
-                id: nextId++,
-                primary: o.primary,
-                secondary: o.secondary,
-                value: o.value,
-              };
-              index.insert(e.id, e.primary, e.secondary, e.value);
-              model.set(e.id, e);
+              insert(o.primary, o.secondary, o.value);
+            } else if (o.kind === 'descending') {
+              for (let i = 0; i < o.count; i++) insert(o.primary - i, 0, o.value + i);
+            } else if (o.kind === 'clear') {
+              index.clear();
+              for (const id of ids) expect(index.has(id)).toBe(false);
+              freeIds.push(...ids);
+              model.clear();
             } else if (ids.length === 0) {
               continue;
             } else if (o.kind === 'remove') {
               const id = ids[o.pick % ids.length]!;
               index.remove(id);
               model.delete(id);
+              freeIds.push(id);
               expect(index.has(id)).toBe(false);
             } else if (o.kind === 'rekey') {
               const id = ids[o.pick % ids.length]!;
@@ -153,6 +178,18 @@ describe.each(structures)('%s', (_name, maxLength, make) => {
                 index.rekey(id, o.primary, o.secondary, o.value);
               }
               model.set(id, { id, primary: o.primary, secondary: o.secondary, value: o.value });
+            } else if (o.kind === 'nudge') {
+              const order = sorted(model);
+              const at = o.pick % order.length;
+              const e = order[at]!;
+              // Primary keys strictly between the neighbours' keep the order; the secondary stays.
+              const low = at > 0 ? order[at - 1]!.primary + 1 : e.primary - 8;
+              const high = at + 1 < order.length ? order[at + 1]!.primary - 1 : e.primary + 8;
+              if (high < low) continue;
+              const primary = low + (o.to % (high - low + 1));
+              if (taken(primary, e.secondary, e.id)) continue;
+              index.updateInPlace(e.id, primary, e.secondary, o.value);
+              model.set(e.id, { ...e, primary, value: o.value });
             } else {
               // A value change keeps the key: always an in-place update.
               const id = ids[o.pick % ids.length]!;
