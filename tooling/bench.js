@@ -1,4 +1,4 @@
-// Shared by the packages' benchmarks (bench/*.mjs): a seeded generator, log-uniform sizes, medians,
+// Shared by the packages' benchmarks (bench/*.mjs) and seeded tests: a seeded generator, log-uniform sizes, medians,
 // CPU time.
 
 /** mulberry32: a tiny seeded generator, enough to make the operation sequences. */

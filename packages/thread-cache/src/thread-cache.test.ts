@@ -1,20 +1,10 @@
 import { InvalidFreeError } from '@allot/core';
+import { generator } from '@allot/tooling/bench';
 import { describe, expect, it } from 'vitest';
 import { ThreadCacheError, ThreadCacheErrorCode } from './errors';
 import { sharedHeap } from './shared-heap';
 import { batchSize } from './size-classes';
 import { threadCache } from './thread-cache';
-
-/** mulberry32, for seeded workloads. */
-function generator(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function codeOf(call: () => unknown): string | undefined {
   try {

@@ -13,20 +13,11 @@
 //
 // It imports the built package (`../dist/index.js`); the test's global setup builds it when stale.
 import { parentPort, workerData } from 'node:worker_threads';
+import { generator } from '@allot/tooling/bench';
 import { attachHeap, threadCache } from '../dist/index.js';
 
 const { descriptor, id, seed, role, operations, maxLive, ring, control } = workerData;
 
-/** mulberry32: a small seeded generator (no Math.random in tests). */
-function generator(initial) {
-  let a = initial >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 const random = generator(seed);
 
 /** Mostly small sizes (log-uniform 1 B – 2 KiB), some up to 8 KiB, a few large blocks. */
