@@ -88,6 +88,15 @@ export abstract class SlabStore<Upstream extends Allocator> {
   /** The size of the last hot-path allocation and its class: a size asked again skips the lookup. */
   declare protected lastSize: number;
   declare protected lastHead: ClassHead;
+  /**
+   * The object the last allocation returned (`take` sets them) and the size asked. While its free
+   * may be deferred `liveAddress` is its address; once its free is deferred `deferredSize` is that
+   * size (see `SlabAllocator.free`). Both are NaN otherwise, and at most one of them is a number.
+   */
+  declare protected pinAddress: number;
+  declare protected pinSize: number;
+  declare protected liveAddress: number;
+  declare protected deferredSize: number;
   /** Address → slab: page `floor(address / slabSize)` → slab id. */
   declare protected readonly pages: PageMap;
   declare protected readonly inversePage: number;
@@ -173,6 +182,10 @@ export abstract class SlabStore<Upstream extends Allocator> {
     this.inverseGranule = 1 / granule;
     this.lastSize = -1;
     this.lastHead = this.heads[0]!;
+    this.pinAddress = Number.NaN;
+    this.pinSize = Number.NaN;
+    this.liveAddress = Number.NaN;
+    this.deferredSize = Number.NaN;
     this.pages = new PageMap();
     this.inversePage = 1 / slabSize;
     this.records = [];

@@ -17,6 +17,11 @@
  *   a slab is taken from or given back to the upstream.
  * - An empty slab goes back upstream as soon as more than `maxEmptySlabs` empty slabs of its class
  *   are held.
+ * - A same-size pair defers its free: the free of the object the last allocation returned, with
+ *   no change to the slabs in between, waits while the next allocation of that size would take the
+ *   same object back with nothing else moving (`take` decides it; see `free`). An allocation of
+ *   that size takes it back in O(1); any other call first runs the free as it would have run
+ *   (`settle`), so no address, figure or upstream call differs.
  * - Free finds the slab through a page map (`floor(address / slabSize)` → slab id, the shared
  *   `AddressMap` of `@allot/blocks`), then the object by division; the object's word (> 0 only
  *   while live) catches double frees and interior pointers before anything changes.
@@ -102,21 +107,51 @@ class SlabAllocator<Upstream extends Allocator>
   implements Slab<Upstream>
 {
   allocate(size: number, alignment?: number): number | null {
+    // The object whose free was deferred, asked again: it is what the free and this call would
+    // have handed out (see `free`), and its word already holds this size.
+    if (size === this.deferredSize && alignment === undefined) {
+      this.deferredSize = Number.NaN;
+      this.liveAddress = this.pinAddress;
+      return this.pinAddress;
+    }
     // Hot path: default alignment and a valid size within the classes; the rest is out of line.
     if (alignment !== undefined || !(size <= this.maxRequestSize && size > 0)) {
       return this.allocateChecked(size, alignment);
     }
-    if (size === this.lastSize) return this.take(this.lastHead, size);
-    if (!Number.isInteger(size)) checkSize(size); // throws
-    let c = this.lookup[Math.ceil(size * this.inverseGranule)]!;
-    while (this.classFigures[c * CLASS_FIGURES + CLASS_SIZE]! < size) c++;
-    const head = this.heads[c]!;
-    this.lastSize = size;
-    this.lastHead = head;
+    this.settle();
+    let head = this.lastHead;
+    if (size !== this.lastSize) {
+      if (!Number.isInteger(size)) checkSize(size); // throws
+      let c = this.lookup[Math.ceil(size * this.inverseGranule)]!;
+      while (this.classFigures[c * CLASS_FIGURES + CLASS_SIZE]! < size) c++;
+      head = this.heads[c]!;
+      this.lastSize = size;
+      this.lastHead = head;
+    }
     return this.take(head, size);
   }
 
+  /**
+   * Frees `address`. The free of the object the last allocation returned, with no call that
+   * changed the slabs in between, is deferred when `take` found that the free and the next
+   * allocation of the same size would give and take back that same object with nothing else
+   * changing (`liveAddress`). Its word stays live and nothing moves; an allocation of that size
+   * takes it back in O(1), and any other call settles it first (`settle`, the free as it would
+   * have run), so every figure, address and upstream call is the same as without the deferral.
+   */
   free(address: number): void {
+    if (address === this.liveAddress) {
+      this.liveAddress = Number.NaN;
+      this.deferredSize = this.pinSize;
+      return;
+    }
+    this.settle();
+    this.liveAddress = Number.NaN; // the slabs change: what `take` found no longer holds
+    this.release(address);
+  }
+
+  /** The free itself: the checks, then the object back on its slab's free list. */
+  private release(address: number): void {
     let record = this.recentRecord;
     // A non-number is no slab's (and a symbol or a bigint would throw on the subtraction).
     let offset = typeof address === 'number' ? address - record.base : Number.NaN;
@@ -149,6 +184,7 @@ class SlabAllocator<Upstream extends Allocator>
   }
 
   usableSize(address: number): number {
+    this.settle();
     const record = this.liveRecordOf(address);
     if (record === null) {
       throw new InvalidArgumentError('address', address, 'the start of a live object of this slab');
@@ -157,10 +193,12 @@ class SlabAllocator<Upstream extends Allocator>
   }
 
   owns(address: number): boolean {
+    this.settle();
     return this.liveRecordOf(address) !== null;
   }
 
   usage(): Usage {
+    this.settle();
     const liveByClass = this.liveByClass();
     let capacity = 0;
     let allocatedBytes = 0;
@@ -193,6 +231,7 @@ class SlabAllocator<Upstream extends Allocator>
   }
 
   classStats(): SlabClassStats[] {
+    this.settle();
     // Requested bytes are summed here rather than kept on the hot paths: O(objects held).
     const requested = new Float64Array(this.classCount);
     const live = this.liveByClass();
@@ -236,6 +275,7 @@ class SlabAllocator<Upstream extends Allocator>
   }
 
   layout(): Layout {
+    this.settle();
     const held = this.heldRecords();
     held.sort((a, b) => a.upstream - b.upstream);
     const segments: LayoutSegment[] = held.map((record) => {
@@ -258,6 +298,8 @@ class SlabAllocator<Upstream extends Allocator>
   }
 
   reset(): void {
+    this.liveAddress = Number.NaN;
+    this.deferredSize = Number.NaN;
     for (const record of this.heldRecords()) this.upstream.free(record.upstream);
     for (let c = 0; c < this.classCount; c++) {
       const i = c * CLASS_INTS;
@@ -275,6 +317,10 @@ class SlabAllocator<Upstream extends Allocator>
 
   /** Allocation with an explicit alignment, or a size the hot path does not take. */
   private allocateChecked(size: number, alignment: number | undefined): number | null {
+    this.settle();
+    // A larger class may serve it: its object is not the one a default-aligned request of the same
+    // size would get back, so no free of it (or of the object pinned before) is deferred.
+    this.liveAddress = Number.NaN;
     const align = checkRequest(size, alignment, this.alignment);
     if (size > this.maxRequestSize) return null;
     const figures = this.classFigures;
@@ -282,10 +328,28 @@ class SlabAllocator<Upstream extends Allocator>
     while (figures[c * CLASS_FIGURES + CLASS_SIZE]! < size) c++;
     // A larger class whose size has more factors of two guarantees more alignment.
     while (c < this.classCount && figures[c * CLASS_FIGURES + CLASS_ALIGNMENT]! < align) c++;
-    return c < this.classCount ? this.take(this.heads[c]!, size) : null;
+    if (c === this.classCount) return null;
+    const address = this.take(this.heads[c]!, size);
+    this.liveAddress = Number.NaN;
+    return address;
   }
 
-  /** Hands out an object of the class of `head` for a request of `size` bytes. */
+  /** Gives the object whose free was deferred back to its slab, as its free would have. */
+  private settle(): void {
+    if (!Number.isNaN(this.deferredSize)) {
+      this.deferredSize = Number.NaN;
+      this.release(this.pinAddress);
+    }
+  }
+
+  /**
+   * Hands out an object of the class of `head` for a request of `size` bytes, and pins it: its
+   * free may be deferred (`liveAddress` is its address) when freeing it now would leave its slab
+   * the head of its class's list with the object on top of its free list, and change nothing else:
+   * the slab is full (a free puts it back at the head), or it stays partial (it is the head: a
+   * take takes from the head), or it empties but stays where it is (alone on its list, with an
+   * empty slab kept, as `release` leaves it).
+   */
   private take(head: ClassHead, size: number): number | null {
     let record = head.current;
     if (record === null) {
@@ -306,7 +370,14 @@ class SlabAllocator<Upstream extends Allocator>
     // The record is its class's head, which the count of empty slabs leaves out: a take changes
     // no count unless it fills the slab.
     if (free === 0) this.becameFull(head.cls, record);
-    return record.base + object * record.size;
+    const address = record.base + object * record.size;
+    this.pinAddress = address;
+    this.pinSize = size;
+    this.liveAddress =
+      free === 0 || free + 1 < record.objects || (record.next < 0 && this.maxEmptySlabs > 0)
+        ? address
+        : Number.NaN;
+    return address;
   }
 }
 
