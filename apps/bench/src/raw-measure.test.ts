@@ -1,7 +1,7 @@
 import { findStrategy } from '@allot/lab/strategies';
 import { describe, expect, it } from 'vitest';
 import type { BenchAllocator } from './bench-allocator';
-import { measureRaw, PAIRS_ARENA, WARMUP_PASSES } from './raw-measure';
+import { measureRaw, PAIRS_ARENA, PAIRS_WARMUP_PASSES, WARMUP_PASSES } from './raw-measure';
 import type { RawWorkload } from './raw-plan';
 
 const pairs: RawWorkload = { id: 'pairs-64', title: 'pairs', kind: 'pairs', size: 64, pairs: 2000 };
@@ -70,5 +70,12 @@ describe('measureRaw', () => {
     expect(bump.rewinds).toBe(WARMUP_PASSES + 1);
     expect(bump.frees).toBeGreaterThan(2 * random.liveBlocks);
     expect(bump.top).toBe(0);
+  });
+
+  it('warms a pairs workload up with its own count of passes, each emptied', () => {
+    const bump = countingBump();
+    const result = measureRaw({ name: 'bump', factory: () => bump }, pairs, 1);
+    expect(result.calls).toBe(2 * pairs.pairs);
+    expect(bump.rewinds).toBe(PAIRS_WARMUP_PASSES);
   });
 });

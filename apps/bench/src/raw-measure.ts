@@ -1,9 +1,10 @@
 /**
  * Timing one row on one raw workload, inside its worker process (see `raw-worker.ts`).
  *
- * One allocator, built once: {@link WARMUP_PASSES} whole untimed passes of the workload warm the
- * compiler up, each followed by emptying the allocator (`reset()` where the row has it; otherwise every live block freed, and a
- * bump allocator rewound); a collection runs, then the fill is replayed untimed and the operations
+ * One allocator, built once: {@link WARMUP_PASSES} ({@link PAIRS_WARMUP_PASSES} for pairs) whole
+ * untimed passes of the workload warm the compiler up, each followed by emptying the allocator
+ * (`reset()` where the row has it; otherwise every live block freed, and a bump allocator
+ * rewound); a collection runs, then the fill is replayed untimed and the operations
  * are timed in the process's CPU time (user + system), so time spent descheduled on a shared
  * machine does not count. Reusing the instance keeps the compiled code valid: a fresh one after a
  * collection would free the objects the optimiser embedded in it.
@@ -31,6 +32,15 @@ export interface RawRow {
  */
 export const WARMUP_PASSES = 3;
 
+/**
+ * Untimed passes before a pairs workload's timed one. Its timed pass lasts 2–3 ms for the fastest
+ * rows, so a compilation that lands in it (about 1 ms of CPU time for the loop) weighs as much as
+ * the calls. A row whose pair takes a shorter path than the first call after `reset()` meets that
+ * path once per pass, and three passes left V8 recompiling its loop during the timed pass in about
+ * half the processes (slab: 2.1 against 1.4 ns per call); five do not. A pass is a few milliseconds.
+ */
+export const PAIRS_WARMUP_PASSES = 5;
+
 /** Bytes of the arena of the pairs workload (the random mix's, for the same memory behind it). */
 export const PAIRS_ARENA = 64 * 2 ** 20;
 
@@ -55,7 +65,7 @@ export function measureRaw(row: RawRow, workload: RawWorkload, seed: number): Ra
     };
     const capacity = row.capacity?.(profile) ?? PAIRS_ARENA;
     const allocator = row.factory(capacity, profile);
-    for (let pass = 0; pass < WARMUP_PASSES; pass++) {
+    for (let pass = 0; pass < PAIRS_WARMUP_PASSES; pass++) {
       runPairs(allocator, workload.size, workload.pairs);
       empty(allocator, null);
     }

@@ -310,8 +310,10 @@ class SlabAllocator<Upstream extends Allocator>
       this.heads[c]!.current = null;
     }
     this.pages.clear();
-    this.records = [];
-    this.spareIds = [];
+    // Emptied in place: a fresh array would change the shape V8 compiled the hot paths against, and
+    // the first calls after a reset would leave the optimised code.
+    this.records.length = 0;
+    this.spareIds.length = 0;
     this.forgetRecent();
   }
 
