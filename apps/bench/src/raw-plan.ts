@@ -34,7 +34,7 @@ export type RawWorkload =
       readonly kind: 'pairs';
       /** Bytes per request. */
       readonly size: number;
-      /** Timed pairs (the warm-up runs as many). */
+      /** Timed pairs (each warm-up pass runs as many). */
       readonly pairs: number;
     }
   | {

@@ -9,6 +9,7 @@
  */
 import { median } from './measure';
 import type { RawMeasurement } from './protocol';
+import { PAIRS_WARMUP_PASSES } from './raw-measure';
 import type { RawWorkload } from './raw-plan';
 import { type Grid, renderMarkdown, renderText } from './report';
 import type { RunInfo } from './results';
@@ -246,7 +247,8 @@ export function growthGrid(run: RawRun): Grid {
 
 function describe(workload: RawWorkload): string {
   if (workload.kind === 'pairs') {
-    return `\`free(allocate(${workload.size}))\` ${workload.pairs.toLocaleString('en-US')} times after as many untimed`;
+    const pairs = workload.pairs.toLocaleString('en-US');
+    return `\`free(allocate(${workload.size}))\` ${pairs} times, after ${PAIRS_WARMUP_PASSES} untimed passes of as many`;
   }
   return (
     `${workload.liveBlocks.toLocaleString('en-US')} blocks filled untimed, then ` +
