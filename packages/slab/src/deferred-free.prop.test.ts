@@ -143,8 +143,11 @@ function run(maxEmptySlabs: number, commands: readonly Command[]): void {
         live.length = 0;
         break;
       case 'observe': {
-        const address = live[command.pick % Math.max(1, live.length)] ?? BASE;
-        both((o) => [o.owns(address), o.usage(), o.classStats()]);
+        // A live object, or one freed (perhaps the one whose free waits); owns first, alone.
+        const from = command.pick % 2 === 0 ? live : freed;
+        const address = from[(command.pick >> 1) % Math.max(1, from.length)] ?? BASE;
+        both((o) => o.owns(address));
+        both((o) => [o.usage(), o.classStats()]);
         break;
       }
     }

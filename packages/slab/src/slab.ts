@@ -193,6 +193,9 @@ class SlabAllocator<Upstream extends Allocator>
   }
 
   owns(address: number): boolean {
+    // The object the last allocation returned is live while `liveAddress` holds it (as when a
+    // combinator asks before each free whose it is).
+    if (address === this.liveAddress) return true;
     this.settle();
     return this.liveRecordOf(address) !== null;
   }
