@@ -105,7 +105,7 @@ function run(maxEmptySlabs: number, commands: readonly Command[]): void {
   const both = (call: (objects: Slab) => unknown): unknown => {
     const mine = outcome(() => call(subject.objects));
     const theirs = outcome(() => call(twin.objects));
-    twin.objects.owns(-1); // settles whatever the call deferred
+    twin.objects.usage(); // settles whatever the call deferred
     expect(mine).toEqual(theirs);
     return mine;
   };
@@ -143,9 +143,11 @@ function run(maxEmptySlabs: number, commands: readonly Command[]): void {
         live.length = 0;
         break;
       case 'observe': {
-        // A live object, or one freed (perhaps the one whose free waits); owns first, alone.
-        const from = command.pick % 2 === 0 ? live : freed;
-        const address = from[(command.pick >> 1) % Math.max(1, from.length)] ?? BASE;
+        // A live object, or one of the last freed (the one whose free waits, often); owns first.
+        const address =
+          (command.pick % 2 === 0
+            ? live[(command.pick >> 1) % Math.max(1, live.length)]
+            : freed[freed.length - 1 - ((command.pick >> 1) % 3)]) ?? BASE;
         both((o) => o.owns(address));
         both((o) => [o.usage(), o.classStats()]);
         break;
@@ -194,7 +196,9 @@ describe('deferred free', () => {
       upstream: buddy({ capacity: 2 ** 22, base: BASE, minBlockSize: 4096 }),
     });
     const a = objects.allocate(64)!;
+    expect(objects.owns(a)).toBe(true);
     objects.free(a);
+    expect(objects.owns(a)).toBe(false);
     expect(objects.allocate(64)).toBe(a);
     objects.free(a);
     expect(() => objects.free(a)).toThrow(/double free/i);

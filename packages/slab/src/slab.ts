@@ -194,9 +194,10 @@ class SlabAllocator<Upstream extends Allocator>
 
   owns(address: number): boolean {
     // The object the last allocation returned is live while `liveAddress` holds it (as when a
-    // combinator asks before each free whose it is).
+    // combinator asks before each free whose it is); once its free waits, it is not. Nothing else
+    // reads differently while a free waits, so nothing is settled here.
     if (address === this.liveAddress) return true;
-    this.settle();
+    if (address === this.pinAddress && !Number.isNaN(this.deferredSize)) return false;
     return this.liveRecordOf(address) !== null;
   }
 
