@@ -203,7 +203,9 @@ describe('buddy', () => {
   it('says how much state it needs and lives in a caller-provided buffer', () => {
     const options = { capacity: 1 << 20, minBlockSize: 64 };
     const bytes = buddyStateBytes(options);
-    expect(bytes).toBe(HEADER_BYTES + (1 << 14) * 12);
+    // 12 B of cell per unit, then a census of 2 B per order (0..14) and region of 128 units:
+    // 15 × 129 × 2 = 3,870 bytes, rounded up to 8.
+    expect(bytes).toBe(HEADER_BYTES + (1 << 14) * 12 + 3872);
     const state = new SharedArrayBuffer(bytes);
     const heap = buddy({ ...options, state });
     expect(heap.state).toBe(state);
@@ -281,7 +283,8 @@ describe('default minBlockSize', () => {
     expect(defaultMinBlockSize(2 ** 28 + 1)).toBe(32);
     expect(defaultMinBlockSize(2 ** 30)).toBe(64);
     expect(defaultMinBlockSize(2 ** 48)).toBe(2 ** 24);
-    expect(buddyStateBytes({ capacity: 2 ** 48 })).toBe(HEADER_BYTES + 2 ** 24 * 12);
+    // The census: 25 orders of 2^8 + 1 regions of 2^16 units, 12,850 bytes, to 8 bytes.
+    expect(buddyStateBytes({ capacity: 2 ** 48 })).toBe(HEADER_BYTES + 2 ** 24 * 12 + 12_856);
     expect(buddy({ capacity: 10 }).minBlockSize).toBe(8);
     expect(buddy({ capacity: 10 }).allocate(8)).toBe(0);
   });

@@ -13,7 +13,10 @@
  *   block's first unit, 0 inside a block. Per order, free blocks sit on an intrusive doubly-linked
  *   list through their cells; a 32-bit mask says which lists are non-empty, so finding the smallest
  *   sufficient order is one count-leading-zeros. A live block keeps its requested size in the same
- *   two words, for internal-fragmentation figures.
+ *   two words, for internal-fragmentation figures. A census per order counts the listed blocks
+ *   that start in each region of the range (about 2^8 regions): a free asks it first whether its
+ *   buddy can be free, and reads the buddy's cell (on a large heap a cache and TLB miss of its own,
+ *   and the buddy is rarely free) only when the count of the buddy's region is not 0.
  * - Allocation takes the head of the smallest non-empty sufficient list and splits it, pushing the
  *   upper halves. Free merges with the buddy while the buddy is a free block of the same order; the
  *   buddy index is `i + n` or `i − n` by arithmetic on the index (exact for any index < 2^53, no
@@ -178,6 +181,7 @@ class BuddyHeap extends BuddyLists implements Buddy {
         cells[cell + CELL_PREV] = NIL;
         heads[k] = upper;
         counts[k] = 1;
+        this.countIn(upper, k);
       }
       // Set the bits of orders order..k₀−1 (pop already updated bit k₀).
       this.words[WORD_NON_EMPTY]! |=
@@ -245,7 +249,6 @@ class BuddyHeap extends BuddyLists implements Buddy {
    */
   private mayDefer(index: number, k: number): boolean {
     const version = this.figures[FIGURE_VERSION]!;
-    const cells = this.cells;
     const counts = this.counts;
     const units = this.units;
     const maxOrder = this.maxOrder;
@@ -255,7 +258,7 @@ class BuddyHeap extends BuddyLists implements Buddy {
       // Block indices are unit counts below 2^32: bit j says which half of its parent it is.
       const isUpper = ((at >>> j) & 1) === 1;
       const buddy = isUpper ? at - POW[j]! : at + POW[j]!;
-      if (buddy >= units || cells[buddy * CELL_WORDS + CELL_TAG] !== (TAG_FREE | j)) break;
+      if (buddy >= units || !this.isFree(buddy, j)) break;
       if (counts[j] !== 1) {
         allowed = false;
         break;
@@ -292,7 +295,7 @@ class BuddyHeap extends BuddyLists implements Buddy {
       // Block indices are unit counts below 2^32: bit k says which half of its parent it is.
       const isUpper = ((at >>> k) & 1) === 1;
       const buddy = isUpper ? at - POW[k]! : at + POW[k]!;
-      if (buddy >= units || cells[buddy * CELL_WORDS + CELL_TAG] !== (TAG_FREE | k)) break;
+      if (buddy >= units || !this.isFree(buddy, k)) break;
       this.remove(buddy, k);
       if (isUpper) {
         cells[at * CELL_WORDS + CELL_TAG] = 0;
