@@ -227,18 +227,41 @@ class BuddyHeap extends BuddyLists implements Buddy {
     const words = this.words;
     if (words[WORD_DEFERRED] !== 0) this.settle();
     // What this view worked out about deferring this block holds while the lists are unchanged.
-    const allowed =
-      index === this.deferIndex && figures[FIGURE_VERSION] === this.deferVersion
-        ? this.deferAllowed
-        : this.mayDefer(index, k);
-    if (allowed) {
-      // Off the lists: free (its tag says so) and taken back by the next allocation of its order.
+    const known = index === this.deferIndex && figures[FIGURE_VERSION] === this.deferVersion;
+    if (known) {
+      if (this.deferAllowed) {
+        this.defer(index, k);
+        return;
+      }
+    } else if (!this.buddyIsFree(index, k)) {
+      // The common case on a busy heap: nothing to merge, so nothing to defer either.
+      figures[FIGURE_VERSION]!++;
+      this.push(index, k);
       cells[cell + CELL_TAG] = TAG_FREE | k;
-      words[WORD_DEFERRED] = index + 1;
+      return;
+    } else if (this.mayDefer(index, k)) {
+      this.defer(index, k);
       return;
     }
     figures[FIGURE_VERSION]!++;
     this.release(index, k);
+  }
+
+  /**
+   * Makes freed block `index` of order `k` the deferred block: off the lists, free (its tag says so)
+   * and taken back by the next allocation of its order.
+   */
+  private defer(index: number, k: number): void {
+    this.cells[index * CELL_WORDS + CELL_TAG] = TAG_FREE | k;
+    this.words[WORD_DEFERRED] = index + 1;
+  }
+
+  /** Whether the buddy of block `index` of order `k` is a free block of order `k` (then they merge). */
+  private buddyIsFree(index: number, k: number): boolean {
+    if (k >= this.maxOrder) return false;
+    // Block indices are unit counts below 2^32: bit k says which half of its parent it is.
+    const buddy = ((index >>> k) & 1) === 1 ? index - POW[k]! : index + POW[k]!;
+    return buddy < this.units && this.isFree(buddy, k);
   }
 
   /**
