@@ -1,8 +1,7 @@
 /**
  * The state of a buddy heap as one view sees it: typed arrays over the (Shared)ArrayBuffer, the
- * free list of each order (push, pop, remove) and its census (how many of its blocks start in each
- * region, which rules out most buddies before their cells are read), the tags that say where blocks
- * start, and the classification of a refused free. `buddy.ts` is the policy on top (split, merge, deferred merging;
+ * free list of each order (push, pop, remove), the tags that say where blocks start, and the
+ * classification of a refused free. `buddy.ts` is the policy on top (split, merge, deferred merging;
  * its module comment describes the design).
  */
 import { InvalidFreeError, type InvalidFreeReason } from '@allot/core';
@@ -60,12 +59,6 @@ export abstract class BuddyLists {
   declare protected readonly counts: Uint32Array;
   /** {@link CELL_WORDS} words per unit: tag, next/requested-low, prev/requested-high. */
   declare protected readonly cells: Uint32Array;
-  /** Free blocks of each order starting in each region, order after order (see `state-layout.ts`). */
-  declare protected readonly census: Uint16Array;
-  /** First entry in {@link census} of each order. */
-  declare protected readonly censusStarts: Int32Array;
-  /** log2 of the units per census region. */
-  declare protected readonly regionShift: number;
   /** First unit and order of each maximal block, in address order. */
   declare protected readonly rootStarts: readonly number[];
   declare protected readonly rootOrders: readonly number[];
@@ -91,13 +84,6 @@ export abstract class BuddyLists {
     this.heads = new Uint32Array(state, HEADS_OFFSET, MAX_ORDERS);
     this.counts = new Uint32Array(state, COUNTS_OFFSET, MAX_ORDERS);
     this.cells = new Uint32Array(state, CELLS_OFFSET, config.units * CELL_WORDS);
-    this.census = new Uint16Array(
-      state,
-      config.censusOffset,
-      (config.maxOrder + 1) * config.regions,
-    );
-    this.censusStarts = new Int32Array(MAX_ORDERS).map((_, k) => k * config.regions);
-    this.regionShift = config.regionShift;
     const starts: number[] = [];
     const orders: number[] = [];
     let at = 0;
@@ -133,10 +119,7 @@ export abstract class BuddyLists {
   protected clear(zeroed: boolean): void {
     const { words, figures, cells } = this;
     // A new buffer is zeroed by the runtime: not touching it keeps its pages unmapped until used.
-    if (!zeroed) {
-      cells.fill(0);
-      this.census.fill(0);
-    }
+    if (!zeroed) cells.fill(0);
     words[WORD_DEFERRED] = 0;
     figures[FIGURE_VERSION]!++;
     this.heads.fill(NIL);
@@ -169,30 +152,6 @@ export abstract class BuddyLists {
     return tag >= TAG_LIVE ? tag : -1;
   }
 
-  /**
-   * Whether the block of `order` at unit `index` is on its free list, asked while there is no deferred
-   * block (which is free by its tag but on no list, and not counted). The census of its region is
-   * read first: when no listed block of `order` starts there, the cell, most often on a cold line and
-   * page of its own, is not read at all; otherwise its tag says.
-   */
-  protected isFree(index: number, order: number): boolean {
-    // Unit indices are below 2^32: `>>>` is exact on them.
-    return (
-      this.census[this.censusStarts[order]! + (index >>> this.regionShift)] !== 0 &&
-      this.cells[index * CELL_WORDS + CELL_TAG] === (TAG_FREE | order)
-    );
-  }
-
-  /** Counts the block of `order` at `index` in its region's census: it joined its free list. */
-  protected countIn(index: number, order: number): void {
-    this.census[this.censusStarts[order]! + (index >>> this.regionShift)]!++;
-  }
-
-  /** Counts the block of `order` at `index` out of its region's census: it left its free list. */
-  protected countOut(index: number, order: number): void {
-    this.census[this.censusStarts[order]! + (index >>> this.regionShift)]!--;
-  }
-
   protected push(index: number, order: number): void {
     const cells = this.cells;
     const head = this.heads[order]!;
@@ -203,7 +162,6 @@ export abstract class BuddyLists {
     else cells[head * CELL_WORDS + CELL_PREV] = index;
     this.heads[order] = index;
     this.counts[order]!++;
-    this.countIn(index, order);
   }
 
   protected pop(order: number): number {
@@ -214,7 +172,6 @@ export abstract class BuddyLists {
     if (next === NIL) this.words[WORD_NON_EMPTY]! &= ~(1 << order);
     else cells[next * CELL_WORDS + CELL_PREV] = NIL;
     this.counts[order]!--;
-    this.countOut(index, order);
     return index;
   }
 
@@ -231,7 +188,6 @@ export abstract class BuddyLists {
     }
     if (next !== NIL) cells[next * CELL_WORDS + CELL_PREV] = prev;
     this.counts[order]!--;
-    this.countOut(index, order);
   }
 
   /** The error for a refused free, with the reason worked out (slow path). */

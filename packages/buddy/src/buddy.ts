@@ -13,14 +13,13 @@
  *   block's first unit, 0 inside a block. Per order, free blocks sit on an intrusive doubly-linked
  *   list through their cells; a 32-bit mask says which lists are non-empty, so finding the smallest
  *   sufficient order is one count-leading-zeros. A live block keeps its requested size in the same
- *   two words, for internal-fragmentation figures. A census per order counts the listed blocks
- *   that start in each region of the range (about 2^8 regions): a free asks it first whether its
- *   buddy can be free, and reads the buddy's cell (on a large heap a cache and TLB miss of its own,
- *   and the buddy is rarely free) only when the count of the buddy's region is not 0.
+ *   two words, for internal-fragmentation figures.
  * - Allocation takes the head of the smallest non-empty sufficient list and splits it, pushing the
  *   upper halves. Free merges with the buddy while the buddy is a free block of the same order; the
  *   buddy index is `i + n` or `i − n` by arithmetic on the index (exact for any index < 2^53, no
- *   32-bit XOR). Both are O(log(maxBlockSize / minBlockSize)) and allocate nothing.
+ *   32-bit XOR). Both are O(log(maxBlockSize / minBlockSize)) and allocate nothing. A free whose
+ *   buddy is not free (most frees, on a busy heap) files the block at once: one tag read decides,
+ *   and the deferral check and the merge walk below are not entered.
  * - Deferred merging, for the alloc/free ping-pong of one size: freeing a block whose buddy is free
  *   would merge it up through every level, and the next allocation of that size would split the
  *   same levels again (O(orders) each way). Instead, the freed block may stay unmerged, on no list
@@ -181,7 +180,6 @@ class BuddyHeap extends BuddyLists implements Buddy {
         cells[cell + CELL_PREV] = NIL;
         heads[k] = upper;
         counts[k] = 1;
-        this.countIn(upper, k);
       }
       // Set the bits of orders order..k₀−1 (pop already updated bit k₀).
       this.words[WORD_NON_EMPTY]! |=
@@ -261,7 +259,7 @@ class BuddyHeap extends BuddyLists implements Buddy {
     if (k >= this.maxOrder) return false;
     // Block indices are unit counts below 2^32: bit k says which half of its parent it is.
     const buddy = ((index >>> k) & 1) === 1 ? index - POW[k]! : index + POW[k]!;
-    return buddy < this.units && this.isFree(buddy, k);
+    return buddy < this.units && this.cells[buddy * CELL_WORDS + CELL_TAG] === (TAG_FREE | k);
   }
 
   /**
@@ -272,6 +270,7 @@ class BuddyHeap extends BuddyLists implements Buddy {
    */
   private mayDefer(index: number, k: number): boolean {
     const version = this.figures[FIGURE_VERSION]!;
+    const cells = this.cells;
     const counts = this.counts;
     const units = this.units;
     const maxOrder = this.maxOrder;
@@ -281,7 +280,7 @@ class BuddyHeap extends BuddyLists implements Buddy {
       // Block indices are unit counts below 2^32: bit j says which half of its parent it is.
       const isUpper = ((at >>> j) & 1) === 1;
       const buddy = isUpper ? at - POW[j]! : at + POW[j]!;
-      if (buddy >= units || !this.isFree(buddy, j)) break;
+      if (buddy >= units || cells[buddy * CELL_WORDS + CELL_TAG] !== (TAG_FREE | j)) break;
       if (counts[j] !== 1) {
         allowed = false;
         break;
@@ -318,7 +317,7 @@ class BuddyHeap extends BuddyLists implements Buddy {
       // Block indices are unit counts below 2^32: bit k says which half of its parent it is.
       const isUpper = ((at >>> k) & 1) === 1;
       const buddy = isUpper ? at - POW[k]! : at + POW[k]!;
-      if (buddy >= units || !this.isFree(buddy, k)) break;
+      if (buddy >= units || cells[buddy * CELL_WORDS + CELL_TAG] !== (TAG_FREE | k)) break;
       this.remove(buddy, k);
       if (isUpper) {
         cells[at * CELL_WORDS + CELL_TAG] = 0;

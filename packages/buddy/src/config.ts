@@ -18,9 +18,9 @@ export interface BuddyOptions {
   readonly base?: number;
   /**
    * Smallest block, in bytes (a power of two): the unit of block indices and of state (12 bytes of
-   * cell per unit, and a census of 2 bytes per order per region of at least 64 units).
+   * state per unit).
    * @defaultValue 16, or for capacities above 256 MiB the smallest power of two that keeps
-   * `capacity / minBlockSize` ≤ 2^24 (about 192 MiB of state), and at most `capacity`
+   * `capacity / minBlockSize` ≤ 2^24 (at most 192 MiB of state), and at most `capacity`
    */
   readonly minBlockSize?: number;
   /**
@@ -49,12 +49,6 @@ export interface BuddyConfig {
   readonly maxOrder: number;
   /** Units covered. */
   readonly units: number;
-  /** Byte offset of the free-block census in the state buffer (after the cells). */
-  readonly censusOffset: number;
-  /** log2 of the units per census region. */
-  readonly regionShift: number;
-  /** Census regions per order: enough for every unit index below `units`. */
-  readonly regions: number;
   /** Total bytes of state. */
   readonly stateBytes: number;
 }
@@ -88,9 +82,6 @@ export function resolveConfig(options: BuddyOptions): BuddyConfig {
   const minOrder = log2OfPowerOfTwo(minBlockSize);
   const maxOrder = log2OfPowerOfTwo(maxBlockSize) - minOrder;
   // units < 2^32 keeps maxOrder ≤ 31, so the non-empty mask fits one 32-bit word.
-  const censusOffset = CELLS_OFFSET + units * CELL_WORDS * 4;
-  const regionShift = censusRegionShift(units);
-  const regions = Math.floor(units / 2 ** regionShift) + 1;
   return {
     base,
     capacity,
@@ -99,41 +90,13 @@ export function resolveConfig(options: BuddyOptions): BuddyConfig {
     minOrder,
     maxOrder,
     units,
-    censusOffset,
-    regionShift,
-    regions,
-    // Rounded up to 8 bytes, so that any typed array may view the whole buffer.
-    stateBytes: censusOffset + Math.ceil(((maxOrder + 1) * regions * 2) / 8) * 8,
+    stateBytes: CELLS_OFFSET + units * CELL_WORDS * 4,
   };
 }
 
 /**
- * log2 of the census regions per order, about (2^7 to 2^8 from 2^14 units on): they keep the census
- * of a heap of 2^24 units (25 orders) at 13 KiB, which stays in a core's L1 or L2 cache beside the
- * rest of the hot state, while a count at 0 still rules out most buddies on a heap whose free blocks
- * are tens per order. (2^11 regions ruled out more on random-100k, but the 50 KiB census missed the
- * L1 cache often enough to make random-5k 9 % slower.)
- */
-const CENSUS_REGION_BITS = 8;
-/** Fewest units per census region (2^6): a small heap's census is 1/32 byte per unit and order. */
-const MIN_REGION_SHIFT = 6;
-/**
- * Most units per census region (2^16): a region holds at most 2^15 free blocks of one order (no two
- * of them buddies), so a count fits 16 bits.
- */
-const MAX_REGION_SHIFT = 16;
-
-/** log2 of the units per census region of a heap of `units` units. */
-function censusRegionShift(units: number): number {
-  const bitLength = 32 - Math.clz32(units);
-  return Math.min(MAX_REGION_SHIFT, Math.max(MIN_REGION_SHIFT, bitLength - CENSUS_REGION_BITS));
-}
-
-/**
  * Bytes of state buffer a buddy heap with these options needs: a header of
- * {@link HEADER_BYTES} bytes, then 12 bytes per unit of `minBlockSize`, then the free-block census
- * (2 bytes per order and region of 2^6 to 2^16 units, 2^7 to 2^8 regions per order from 2^14 units
- * on: under 5 % of the cells on a small heap, 13 KiB for 2^24 units).
+ * {@link HEADER_BYTES} bytes, then 12 bytes per unit of `minBlockSize`.
  *
  * @throws InvalidArgumentError when the options are invalid.
  */
@@ -145,7 +108,7 @@ export function buddyStateBytes(options: Omit<BuddyOptions, 'state'>): number {
 const DEFAULT_MIN_BLOCK_SIZE = 16;
 /**
  * Most units the default `minBlockSize` allows: more units mean finer blocks but 12 bytes of state
- * each; 2^24 units keep the state of even a 2^48-byte heap at 192 MiB (and 13 KiB of census).
+ * each; 2^24 units keep the state of even a 2^48-byte heap at 192 MiB.
  */
 const DEFAULT_MAX_UNITS = 2 ** 24;
 

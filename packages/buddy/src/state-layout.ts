@@ -9,30 +9,26 @@
  * worker) sees the same heap:
  *
  * ```
- *  byte 0                           HEADER_BYTES              + 12 × units         + census
- *  ┌─────────────┬───────────────┬────────────┬─────────────────────────────────┬──────────────┐
- *  │ words (u32) │ figures (f64) │ free lists │ cells: 3 × u32 per unit         │ u16 per      │
- *  │ magic, ver, │ base, capac., │ head and   │ [tag, next, prev]   free head   │ order and    │
- *  │ lock, mask, │ allocated,    │ count per  │ [tag, requested lo, hi]   live  │ region: free │
- *  │ orders,units│ requested, …  │ order      │ [0, -, -]     inside a block    │ blocks there │
- *  └─────────────┴───────────────┴────────────┴─────────────────────────────────┴──────────────┘
+ *  byte 0                                    HEADER_BYTES                HEADER_BYTES + 12 × units
+ *  ┌─────────────┬───────────────┬────────────┬─────────────────────────────────────────────┐
+ *  │ words (u32) │ figures (f64) │ free lists │ cells: 3 × u32 per unit                     │
+ *  │ magic, ver, │ base, capac., │ head and   │ [tag, next, prev]   at the head of a free   │
+ *  │ lock, mask, │ allocated,    │ count per  │ [tag, requested lo, requested hi]  … live   │
+ *  │ orders,units│ requested, …  │ order      │ [0, -, -]           inside a block          │
+ *  └─────────────┴───────────────┴────────────┴─────────────────────────────────────────────┘
  * ```
  *
  * A unit is `minBlockSize` bytes; block indices count units from `base`. A tag holds the block's
- * order and a FREE or LIVE bit. Keeping a unit's tag and links in one 12-byte cell means a list
- * update touches one cache line per block. The census (since state version 4) counts, for each
- * order and each region of `2^regionShift` units, the blocks of that order on the free list that
- * start in the region; `config.ts` sizes it (about 2^8 regions per order, at least 64 units each),
- * and a free reads the buddy's cell, 12 × 2^k bytes away on a cold line and, from order 9, another
- * page, only when the buddy's region counts one. State costs 12 bytes per unit plus the header and
- * the census, so pick `minBlockSize` to keep `capacity / minBlockSize` reasonable (it must stay below
- * 2^32 − 1, the free-list sentinel).
+ * order and a FREE or LIVE bit. Keeping a unit's tag and links in one 12-byte cell means a buddy
+ * check and the list update that follows touch one cache line. State costs 12 bytes per unit plus
+ * the header, so pick `minBlockSize` to keep `capacity / minBlockSize` reasonable (it must stay
+ * below 2^32 − 1, the free-list sentinel).
  */
 
 /** Identifies an initialised buddy state buffer (`'BDDY'`). */
 export const STATE_MAGIC = 0x42444459;
 /** Bumped whenever the layout or its meaning changes; `attach` refuses other versions. */
-export const STATE_VERSION = 4;
+export const STATE_VERSION = 3;
 
 /** Most orders a heap can have: block indices are below 2^32, so orders run 0..31. */
 export const MAX_ORDERS = 32;
