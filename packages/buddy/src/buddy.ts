@@ -17,7 +17,9 @@
  * - Allocation takes the head of the smallest non-empty sufficient list and splits it, pushing the
  *   upper halves. Free merges with the buddy while the buddy is a free block of the same order; the
  *   buddy index is `i + n` or `i − n` by arithmetic on the index (exact for any index < 2^53, no
- *   32-bit XOR). Both are O(log(maxBlockSize / minBlockSize)) and allocate nothing.
+ *   32-bit XOR). Both are O(log(maxBlockSize / minBlockSize)) and allocate nothing. A free whose
+ *   buddy is not free (most frees, on a busy heap) files the block at once: one tag read decides,
+ *   and the deferral check and the merge walk below are not entered.
  * - Deferred merging, for the alloc/free ping-pong of one size: freeing a block whose buddy is free
  *   would merge it up through every level, and the next allocation of that size would split the
  *   same levels again (O(orders) each way). Instead, the freed block may stay unmerged, on no list
@@ -223,18 +225,41 @@ class BuddyHeap extends BuddyLists implements Buddy {
     const words = this.words;
     if (words[WORD_DEFERRED] !== 0) this.settle();
     // What this view worked out about deferring this block holds while the lists are unchanged.
-    const allowed =
-      index === this.deferIndex && figures[FIGURE_VERSION] === this.deferVersion
-        ? this.deferAllowed
-        : this.mayDefer(index, k);
-    if (allowed) {
-      // Off the lists: free (its tag says so) and taken back by the next allocation of its order.
+    const known = index === this.deferIndex && figures[FIGURE_VERSION] === this.deferVersion;
+    if (known) {
+      if (this.deferAllowed) {
+        this.defer(index, k);
+        return;
+      }
+    } else if (!this.buddyIsFree(index, k)) {
+      // The common case on a busy heap: nothing to merge, so nothing to defer either.
+      figures[FIGURE_VERSION]!++;
+      this.push(index, k);
       cells[cell + CELL_TAG] = TAG_FREE | k;
-      words[WORD_DEFERRED] = index + 1;
+      return;
+    } else if (this.mayDefer(index, k)) {
+      this.defer(index, k);
       return;
     }
     figures[FIGURE_VERSION]!++;
     this.release(index, k);
+  }
+
+  /**
+   * Makes freed block `index` of order `k` the deferred block: off the lists, free (its tag says so)
+   * and taken back by the next allocation of its order.
+   */
+  private defer(index: number, k: number): void {
+    this.cells[index * CELL_WORDS + CELL_TAG] = TAG_FREE | k;
+    this.words[WORD_DEFERRED] = index + 1;
+  }
+
+  /** Whether the buddy of block `index` of order `k` is a free block of order `k` (then they merge). */
+  private buddyIsFree(index: number, k: number): boolean {
+    if (k >= this.maxOrder) return false;
+    // Block indices are unit counts below 2^32: bit k says which half of its parent it is.
+    const buddy = ((index >>> k) & 1) === 1 ? index - POW[k]! : index + POW[k]!;
+    return buddy < this.units && this.cells[buddy * CELL_WORDS + CELL_TAG] === (TAG_FREE | k);
   }
 
   /**
