@@ -21,7 +21,8 @@
  *   no change to the slabs in between, waits while the next allocation of that size would take the
  *   same object back with nothing else moving (`take` decides it; see `free`). An allocation of
  *   that size takes it back in O(1); any other call first runs the free as it would have run
- *   (`settle`), so no address, figure or upstream call differs.
+ *   (`settle`; `owns` only says no for the waiting object), so no address, figure or upstream call
+ *   differs.
  * - Free finds the slab through a page map (`floor(address / slabSize)` → slab id, the shared
  *   `AddressMap` of `@allot/blocks`), then the object by division; the object's word (> 0 only
  *   while live) catches double frees and interior pointers before anything changes.
@@ -136,8 +137,9 @@ class SlabAllocator<Upstream extends Allocator>
    * changed the slabs in between, is deferred when `take` found that the free and the next
    * allocation of the same size would give and take back that same object with nothing else
    * changing (`liveAddress`). Its word stays live and nothing moves; an allocation of that size
-   * takes it back in O(1), and any other call settles it first (`settle`, the free as it would
-   * have run), so every figure, address and upstream call is the same as without the deferral.
+   * takes it back in O(1), and any other call but `owns` settles it first (`settle`, the free as
+   * it would have run), so every figure, address and upstream call is the same as without the
+   * deferral.
    */
   free(address: number): void {
     if (address === this.liveAddress) {
