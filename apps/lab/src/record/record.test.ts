@@ -334,8 +334,9 @@ def stop(signum, frame):
     print('got', signal.Signals(signum).name, flush=True)
     sys.exit(7)
 signal.signal(signal.SIGTERM, stop)
-open(${JSON.stringify(mark)}, 'w').close()
 try:
+    # Marked inside the try: a SIGINT that lands as soon as the mark appears is caught too.
+    open(${JSON.stringify(mark)}, 'w').close()
     while True:
         time.sleep(0.05)
 except KeyboardInterrupt:
