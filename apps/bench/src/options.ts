@@ -57,6 +57,24 @@ export function parseOptions<const T extends NonNullable<ParseArgsConfig['option
   }
 }
 
+/**
+ * The integer an option's `text` gives, from 1 to `max`; `fallback` when the option is absent.
+ * @throws UsageError
+ */
+export function integerOption(
+  text: string | undefined,
+  name: string,
+  fallback: number,
+  max: number,
+): number {
+  if (text === undefined) return fallback;
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < 1 || n > max) {
+    throw new UsageError(`--${name} expects an integer from 1 to ${max}, got ${text}`);
+  }
+  return n;
+}
+
 /** Parses `argv` (without node and the script). */
 export function parseCli(argv: readonly string[]): CliOptions {
   const values = parseOptions(argv, {
@@ -71,20 +89,8 @@ export function parseCli(argv: readonly string[]): CliOptions {
     help: { type: 'boolean', short: 'h' },
   });
   const base = values.quick ? QUICK_SETTINGS : FULL_SETTINGS;
-  let runs = base.runs;
-  if (values.runs !== undefined) {
-    runs = Number(values.runs);
-    if (!Number.isInteger(runs) || runs < 1 || runs > 101) {
-      throw new UsageError(`--runs expects an integer from 1 to 101, got ${values.runs}`);
-    }
-  }
-  let processes = base.processes;
-  if (values.processes !== undefined) {
-    processes = Number(values.processes);
-    if (!Number.isInteger(processes) || processes < 1 || processes > 9) {
-      throw new UsageError(`--processes expects an integer from 1 to 9, got ${values.processes}`);
-    }
-  }
+  const runs = integerOption(values.runs, 'runs', base.runs, 101);
+  const processes = integerOption(values.processes, 'processes', base.processes, 9);
   return {
     settings: { ...base, runs, processes },
     allocators: list(values.allocators),

@@ -5,7 +5,7 @@
  * `bench-results/raw-latest.json` and the raw block of `BENCHMARKS.md`.
  */
 import { Progress, runInfo, runMain, writeResults } from './cli-support';
-import { list, parseOptions, UsageError } from './options';
+import { integerOption, list, parseOptions, UsageError } from './options';
 import type { RawMessage, RawRequest } from './protocol';
 import { rawWorkloads } from './raw-plan';
 import {
@@ -39,15 +39,6 @@ Options:
 /** Left out unless asked for: about 30 µs per call on random-5k, minutes per round. */
 const SLOW_ROWS = ['thi.ng-malloc'];
 
-function integer(value: string | undefined, name: string, fallback: number, max: number): number {
-  if (value === undefined) return fallback;
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 1 || n > max) {
-    throw new UsageError(`--${name} expects an integer from 1 to ${max}, got ${value}`);
-  }
-  return n;
-}
-
 async function main(argv: string[]): Promise<number> {
   const values = parseOptions(argv, {
     rounds: { type: 'string' },
@@ -64,8 +55,8 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   }
   const quick = values.quick ?? false;
-  const rounds = integer(values.rounds, 'rounds', quick ? 3 : 5, 25);
-  const seed = integer(values.seed, 'seed', 1, 2 ** 31);
+  const rounds = integerOption(values.rounds, 'rounds', quick ? 3 : 5, 25);
+  const seed = integerOption(values.seed, 'seed', 1, 2 ** 31);
   const wantedRows = list(values.allocators);
   const unknown = (wantedRows ?? []).filter((n) => !ALLOCATORS.some((a) => a.name === n));
   if (unknown.length > 0) throw new UsageError(`unknown row(s) ${unknown.join(', ')}`);
