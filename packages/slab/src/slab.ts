@@ -326,9 +326,6 @@ class SlabAllocator<Upstream extends Allocator>
   /** Allocation with an explicit alignment, or a size the hot path does not take. */
   private allocateChecked(size: number, alignment: number | undefined): number | null {
     this.settle();
-    // A larger class may serve it: its object is not the one a default-aligned request of the same
-    // size would get back, so no free of it (or of the object pinned before) is deferred.
-    this.liveAddress = Number.NaN;
     const align = checkRequest(size, alignment, this.alignment);
     if (size > this.maxRequestSize) return null;
     const figures = this.classFigures;
@@ -338,6 +335,9 @@ class SlabAllocator<Upstream extends Allocator>
     while (c < this.classCount && figures[c * CLASS_FIGURES + CLASS_ALIGNMENT]! < align) c++;
     if (c === this.classCount) return null;
     const address = this.take(this.heads[c]!, size);
+    // A larger class may have served it: its object is not the one a default-aligned request of the
+    // same size would get back, and `take` moved the pin off the object pinned before, so no free
+    // is deferred until the next allocation on the hot path.
     this.liveAddress = Number.NaN;
     return address;
   }
