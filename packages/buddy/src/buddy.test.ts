@@ -1,6 +1,6 @@
 import { InvalidArgumentError, InvalidFreeError } from '@allot/core';
 import { describe, expect, it } from 'vitest';
-import { buddyIndex, isUpperHalf } from './block-index';
+import { buddyIndex, buddyOf, isUpperHalf } from './block-index';
 import { buddy } from './buddy';
 import { buddyStateBytes, defaultMinBlockSize } from './config';
 import { HEADER_BYTES, STATE_VERSION, WORD_DEFERRED, WORD_VERSION } from './state-layout';
@@ -270,6 +270,22 @@ describe('block-index arithmetic', () => {
     ] as const) {
       const expected = Number(BigInt(index) ^ (1n << BigInt(order)));
       expect(buddyIndex(index, order)).toBe(expected);
+    }
+  });
+
+  it('buddyOf, for the indices below 2^32 a heap has, agrees with buddyIndex', () => {
+    for (const [index, order] of [
+      [0, 0],
+      [1, 0],
+      [4, 2],
+      [2 ** 31, 31],
+      [2 ** 31, 30],
+      [2 ** 32 - 2, 0],
+      [2 ** 32 - 2 ** 10, 10],
+      [3 * 2 ** 20, 20],
+      [2 ** 31 + 2 ** 30, 30],
+    ] as const) {
+      expect(buddyOf(index, order)).toBe(buddyIndex(index, order));
     }
   });
 });

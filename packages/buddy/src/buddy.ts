@@ -48,7 +48,7 @@ import {
   type LayoutSegment,
   type Usage,
 } from '@allot/core';
-import { POW } from './block-index';
+import { buddyOf, POW } from './block-index';
 import { BuddyLists } from './buddy-lists';
 import { type BuddyOptions, resolveConfig } from './config';
 import {
@@ -257,8 +257,7 @@ class BuddyHeap extends BuddyLists implements Buddy {
   /** Whether the buddy of block `index` of order `k` is a free block of order `k` (then they merge). */
   private buddyIsFree(index: number, k: number): boolean {
     if (k >= this.maxOrder) return false;
-    // Block indices are unit counts below 2^32: bit k says which half of its parent it is.
-    const buddy = ((index >>> k) & 1) === 1 ? index - POW[k]! : index + POW[k]!;
+    const buddy = buddyOf(index, k);
     return buddy < this.units && this.cells[buddy * CELL_WORDS + CELL_TAG] === (TAG_FREE | k);
   }
 
@@ -277,16 +276,14 @@ class BuddyHeap extends BuddyLists implements Buddy {
     let allowed = false;
     let at = index;
     for (let j = k; j < maxOrder; j++) {
-      // Block indices are unit counts below 2^32: bit j says which half of its parent it is.
-      const isUpper = ((at >>> j) & 1) === 1;
-      const buddy = isUpper ? at - POW[j]! : at + POW[j]!;
+      const buddy = buddyOf(at, j);
       if (buddy >= units || cells[buddy * CELL_WORDS + CELL_TAG] !== (TAG_FREE | j)) break;
       if (counts[j] !== 1) {
         allowed = false;
         break;
       }
       allowed = true;
-      if (isUpper) at = buddy;
+      if (buddy < at) at = buddy;
     }
     this.deferIndex = index;
     this.deferVersion = version;
@@ -314,12 +311,10 @@ class BuddyHeap extends BuddyLists implements Buddy {
     const maxOrder = this.maxOrder;
     const units = this.units;
     while (k < maxOrder) {
-      // Block indices are unit counts below 2^32: bit k says which half of its parent it is.
-      const isUpper = ((at >>> k) & 1) === 1;
-      const buddy = isUpper ? at - POW[k]! : at + POW[k]!;
+      const buddy = buddyOf(at, k);
       if (buddy >= units || cells[buddy * CELL_WORDS + CELL_TAG] !== (TAG_FREE | k)) break;
       this.remove(buddy, k);
-      if (isUpper) {
+      if (buddy < at) {
         cells[at * CELL_WORDS + CELL_TAG] = 0;
         at = buddy;
       } else {
