@@ -63,13 +63,20 @@ describe('a job: rank and step from the names frameworks give', () => {
       rank: 3,
       step: 120,
       oom: false,
+      exit: false,
       naming: 'allot-lab',
     });
-    expect(nameOf('/job/rank0_step7_exit.pickle')).toMatchObject({ rank: 0, step: 7, oom: false });
+    expect(nameOf('/job/rank0_step7_exit.pickle')).toMatchObject({
+      rank: 0,
+      step: 7,
+      oom: false,
+      exit: true,
+    });
     expect(nameOf('/job/rank1_step8847_oom.pickle')).toMatchObject({
       rank: 1,
       step: 8847,
       oom: true,
+      exit: false,
     });
     // A name under way (written, then renamed when complete) is not a trace's name.
     expect(nameOf('/job/rank1_step9.pickle.tmp').naming).not.toBe('allot-lab');

@@ -37,6 +37,8 @@ export interface Named {
   readonly rank: number | null;
   readonly step: number | null;
   readonly oom: boolean;
+  /** A dump at the process's exit (`record`'s `_exit`): the last a rank writes of its step. */
+  readonly exit?: boolean;
   readonly naming: RankNaming | null;
 }
 
@@ -76,6 +78,7 @@ export function nameOf(path: string): Named {
       rank: Number(match[1]),
       step: Number(match[2]),
       oom: match[3] === 'oom',
+      exit: match[3] === 'exit',
       naming: 'allot-lab',
     };
   }

@@ -65,12 +65,14 @@ export class FolderPoll {
   constructor(readonly root: string) {}
 
   /**
-   * The files complete since the last call, in the order to read them: by step (those whose
-   * names state none last), the OOM dumps of a step after its others, then by rank, then time. With `settled`, a file counts as complete at once (`--once`: the job is over).
+   * The files complete since the last call, in the order a rank wrote them: by step (those whose
+   * names state none last), within a step the dumps at steps, then the OOM dump, then the dump at
+   * exit, then by rank, then time. With `settled`, a file counts as complete at once (`--once`:
+   * the job is over).
    */
   async poll(settled = false): Promise<FoundDump[]> {
     const now = await listFiles(this.root);
-    const ready: (FoundDump & { mtimeMs: number })[] = [];
+    const ready: (FoundDump & { order: number; mtimeMs: number })[] = [];
     for (const [path, seen] of now) {
       if (seen.size === 0 || sameFile(this.read.get(path), seen)) continue;
       if (!settled && !sameFile(this.last.get(path), seen)) continue;
@@ -83,6 +85,7 @@ export class FolderPoll {
         rank: named.rank ?? 0,
         step: named.step,
         oom: named.oom,
+        order: named.exit ? 2 : named.oom ? 1 : 0,
         mtimeMs: seen.mtimeMs,
       });
     }
@@ -91,10 +94,10 @@ export class FolderPoll {
       .sort(
         (a, b) =>
           (a.step ?? Number.POSITIVE_INFINITY) - (b.step ?? Number.POSITIVE_INFINITY) ||
-          Number(a.oom) - Number(b.oom) ||
+          a.order - b.order ||
           a.rank - b.rank ||
           a.mtimeMs - b.mtimeMs,
       )
-      .map(({ mtimeMs: _, ...found }) => found);
+      .map(({ order: _, mtimeMs: __, ...found }) => found);
   }
 }

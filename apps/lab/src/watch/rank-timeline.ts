@@ -23,10 +23,12 @@ import { type DeviceModel, UNLIMITED_DEVICE } from '../analysis/device';
 import type { SettingFigures } from '../job/advice';
 import { canonicalConf } from '../job/candidates';
 import { ContinuedPool, type RecordedAddresses } from './continued-pool';
-import { ACTION, chunkTrace, type Dump, type DumpEntries, sameEntry } from './dump-entries';
+import { ACTION, chunkTrace, type Dump, type DumpEntries, sameRecord } from './dump-entries';
 
 /** Entries of a dump's end kept to find it again in the next dump. */
 const TAIL = 64;
+/** How far back of their order entries' times may read, from one snapshot's conversion to the next. */
+const TIME_SLACK_US = 2;
 
 /** How one dump joined the timeline. */
 export interface Joined {
@@ -64,19 +66,38 @@ function tailOf(entries: DumpEntries): Tail {
 
 /**
  * The index in `entries` just past the previous dump's last entry (its tail found there, every
- * entry of it that the window holds), or -1 when the window does not reach back to it. The latest
- * match wins: no entry is taken as new that an earlier dump may have held.
+ * entry of it that the window holds), or -1 when the window does not reach back to it.
+ *
+ * Entries match on what they record (action, address, size, stream, `device_free`), not on their
+ * times: PyTorch turns each entry's clock reading into `time_us` again at every snapshot, with a
+ * scale it measures then, so the same entry reads a microsecond apart in two dumps taken seconds
+ * apart, and further apart on a host whose clock is slewed over a long job. Where the tail occurs
+ * more than once (a loop that allocates alike at the same addresses), the match nearest the tail's
+ * own time wins; without times, the latest, so that no entry is taken as new that an earlier dump
+ * may have held.
  */
 export function joinPoint(tail: DumpEntries, entries: DumpEntries): number {
   const last = tail.length - 1;
+  const at = tail.time[last]!;
+  let best = -1;
+  let bestDistance = Number.POSITIVE_INFINITY;
   for (let j = entries.length - 1; j >= 0; j--) {
-    if (!sameEntry(tail, last, entries, j)) continue;
+    const distance = Math.abs(entries.time[j]! - at);
+    // Times grow along the entries (to within the microsecond of each snapshot's conversion), so
+    // no match further back can be nearer.
+    if (entries.time[j]! < at - bestDistance - TIME_SLACK_US) break;
+    if (!sameRecord(tail, last, entries, j)) continue;
     const shared = Math.min(tail.length, j + 1);
     let k = 1;
-    while (k < shared && sameEntry(tail, last - k, entries, j - k)) k++;
-    if (k === shared) return j + 1;
+    while (k < shared && sameRecord(tail, last - k, entries, j - k)) k++;
+    if (k < shared) continue;
+    if (Number.isNaN(distance)) return j + 1;
+    if (distance < bestDistance) {
+      best = j + 1;
+      bestDistance = distance;
+    }
   }
-  return -1;
+  return best;
 }
 
 /** Each block's device address in `piece`, whose entries are `entries` from `from` on. */

@@ -321,9 +321,22 @@ function snapshotDict(plan: RankPlan, segments: UnpickledValue[], entries: Unpic
   };
 }
 
-function entriesOf(dump: Dump, from: number, to: number): UnpickledValue[] {
+/**
+ * Entries `[from, to)` as a dump holds them. PyTorch converts each entry's clock reading to
+ * `time_us` again at every snapshot, with a scale it measures then, so one entry's time differs by
+ * a microsecond between two dumps now and then: `jitter` moves one entry in 16 by ±1 µs, as a new
+ * conversion would.
+ */
+function entriesOf(dump: Dump, from: number, to: number, jitter: Random): UnpickledValue[] {
   const out: UnpickledValue[] = [];
-  for (let i = from; i < to; i++) out.push(plainEntry(dump.entries, i) as UnpickledValue);
+  for (let i = from; i < to; i++) {
+    const entry = plainEntry(dump.entries, i);
+    const time = entry.time_us;
+    if (typeof time === 'number' && jitter.integer(0, 15) === 0) {
+      entry.time_us = time + (jitter.integer(0, 1) === 0 ? -1 : 1);
+    }
+    out.push(entry as UnpickledValue);
+  }
   return out;
 }
 
@@ -438,7 +451,9 @@ export async function ringJob(options: RingJobOptions): Promise<RingJob> {
     const state = stateAt(plan, event);
     const left = new Set(oom?.released.map(([address]) => address) ?? []);
     const segments = segmentsAt(plan, state, dump.to, left);
-    const entries = entriesOf(plan.dump, dump.from, dump.to);
+    const kind = ['step', 'exit', 'oom'].indexOf(dump.kind);
+    const jitter = new Random(seed * 65_536 + plan.rank * 1_024 + dump.step * 4 + kind);
+    const entries = entriesOf(plan.dump, dump.from, dump.to, jitter);
     if (oom !== null) entries.push(...oomEntries(oom));
     return snapshotDict(plan, segments, entries);
   };

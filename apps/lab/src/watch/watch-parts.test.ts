@@ -59,7 +59,34 @@ describe('where a dump joins the dump before it', () => {
     expect(joinPoint(before, columns(changed))).toBe(-1);
   });
 
-  it('takes the latest match, so no entry is counted twice', () => {
+  it('matches entries whose times a later snapshot converted a microsecond apart', () => {
+    // PyTorch converts clock readings to time_us again at every snapshot: the same entries, read
+    // in two dumps of a real job, differed by a microsecond here and there.
+    const before = columns(run(0, 100));
+    const later = run(60, 65).map(([action, addr, size, time], i) =>
+      i % 7 === 3
+        ? ([action, addr, size, time + (i % 2 ? 1 : -1)] as const)
+        : ([action, addr, size, time] as const),
+    );
+    expect(joinPoint(before, columns(later))).toBe(40);
+  });
+
+  it('takes the match nearest the earlier tail in time where the tail repeats', () => {
+    // A loop that allocates alike at the same addresses: the tail occurs again 500 µs later.
+    const at = (time: number): [keyof typeof ACTION, number, number, number][] => [
+      ['alloc', 1, 512, time],
+      ['free_completed', 1, 512, time + 1],
+      ['alloc', 2, 512, time + 2],
+    ];
+    const before = columns(at(10));
+    const after = columns([...at(10), ...at(510), ['alloc', 3, 512, 600]]);
+    expect(joinPoint(before, after)).toBe(3);
+    // Read a microsecond apart, the first still wins; without the first, the second is the end.
+    expect(joinPoint(before, columns([...at(11), ...at(510)]))).toBe(3);
+    expect(joinPoint(columns(at(510)), after)).toBe(6);
+  });
+
+  it('takes the latest match without times, so no entry is counted twice', () => {
     // Without times, the last three entries of the earlier window occur twice in the later one.
     const repeated: [keyof typeof ACTION, number, number, number][] = [
       ['alloc', 1, 512, Number.NaN],
@@ -162,10 +189,11 @@ describe("a folder's complete files", () => {
     rmSync(root, { recursive: true });
   });
 
-  it('orders what it finds by step, an OOM dump after the others of its step, then by rank', async () => {
+  it('orders what it finds as ranks wrote it: by step, in a step the OOM dump then the exit dump, then by rank', async () => {
     const root = mkdtempSync(join(tmpdir(), 'allot-poll-'));
     for (const name of [
       'rank1_step8.pickle',
+      'rank0_step8_exit.pickle',
       'rank0_step8_oom.pickle',
       'rank0_step4.pickle',
       'rank1_step4.pickle',
@@ -179,6 +207,7 @@ describe("a folder's complete files", () => {
       'rank1_step4.pickle',
       'rank1_step8.pickle',
       'rank0_step8_oom.pickle',
+      'rank0_step8_exit.pickle',
       'snapshot_oom_observer_rank2_pid1_2.pickle',
     ]);
     rmSync(root, { recursive: true });
