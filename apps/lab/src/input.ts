@@ -3,6 +3,7 @@
  * checking before a run that the report folder (`--out`) can be written.
  */
 import { existsSync, statSync } from 'node:fs';
+import { readFile, stat } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import {
   DEFAULT_MAX_EVENTS,
@@ -16,6 +17,7 @@ import { readTraces } from '@allot/workloads/node';
 import { cardTooSmall } from './analysis/advice';
 import { fileErrorMeaning } from './failure';
 import { UsageError } from './options';
+import { sidecarPath, withSidecar } from './record/sidecar';
 import { formatBytes } from './units';
 
 /** What {@link readTraceFiles} needs of the options. */
@@ -56,6 +58,25 @@ export function inputLimits(maxInput: number | null): { maxBytes?: number; maxEv
   };
 }
 
+/** The largest sidecar read. */
+const MAX_SIDECAR_BYTES = 1 << 20;
+
+/**
+ * The text of the sidecar `allot-lab record` wrote beside the snapshot at `path` (the card and the
+ * per-process memory fraction: `record/sidecar.ts`), or null when there is none.
+ */
+export async function sidecarOf(path: string): Promise<string | null> {
+  const beside = sidecarPath(path);
+  if (beside === null) return null;
+  try {
+    // A sidecar is a few kilobytes: a large file of that name is something else.
+    if ((await stat(beside)).size > MAX_SIDECAR_BYTES) return null;
+    return await readFile(beside, 'utf8');
+  } catch {
+    return null;
+  }
+}
+
 /** Hears how far the reading of `file` is. */
 export type ReadListener = (file: string, progress: ReadProgress) => void;
 
@@ -91,7 +112,8 @@ export async function readTraceFiles(
           `${file} has no trace on --device ${devices!.join(',')}: it has ${found || 'none'}`,
         );
       }
-      traces.push(...chosen);
+      const sidecar = await sidecarOf(path);
+      traces.push(...(sidecar === null ? chosen : chosen.map((t) => withSidecar(t, sidecar))));
     } catch (error) {
       const meaning = fileErrorMeaning(error);
       if (meaning !== null) throw new UsageError(`cannot read ${file}: ${meaning}`);

@@ -92,6 +92,22 @@ export function settingName(config: string): string {
   return config === '' ? "PyTorch's defaults" : config;
 }
 
+/** What an out-of-memory wall is made of (`OomFigures.capacitySource`), in words. */
+export function wallOrigin(source: 'oom' | '--memory' | '--fraction' | 'recorded' | null): string {
+  switch (source) {
+    case 'oom':
+      return 'reserved + device_free';
+    case 'recorded':
+      return 'the per-process memory fraction of the card, as recorded';
+    case '--memory':
+      return 'as --memory states it';
+    case '--fraction':
+      return 'as --memory and --fraction state it';
+    default:
+      return 'unknown';
+  }
+}
+
 /** `1.029×` */
 export function formatRatio(ratio: number): string {
   return Number.isFinite(ratio) ? `${ratio.toFixed(3)}×` : '–';

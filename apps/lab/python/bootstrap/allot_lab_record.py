@@ -330,6 +330,14 @@ class Recorder:
         # mem_get_info would create a context on a device the program never used.
         if has_context is not None and has_context(device):
             free, total = cuda.mem_get_info(device)
+        # The cap PyTorch puts on the pool, which no snapshot states (PyTorch 2.9 on; 1.0: none).
+        fraction = None
+        get_fraction = getattr(cuda, "get_per_process_memory_fraction", None)
+        if get_fraction is not None:
+            try:
+                fraction = float(get_fraction(device))
+            except Exception:  # noqa: BLE001
+                fraction = None
         conf = self._environ.get("PYTORCH_CUDA_ALLOC_CONF", self._environ.get("PYTORCH_ALLOC_CONF"))
         return {
             "format": files.SIDECAR_FORMAT,
@@ -345,6 +353,7 @@ class Recorder:
             "device": device,
             "deviceTotalBytes": total,
             "deviceFreeBytes": free,
+            "memoryFraction": fraction,
             "reservedBytes": stats.get("reserved_bytes.all.current"),
             "allocatedBytes": stats.get("allocated_bytes.all.current"),
             "peakReservedBytes": stats.get("reserved_bytes.all.peak"),

@@ -3,12 +3,14 @@
  * every command, the report and the web app.
  *
  * ```
- *  replay  memory: --memory, else the wall of the recording's first out-of-memory error
- *          (reserved + device_free), else none (no limit: the replay asks what PyTorch reserves)
+ *  replay  memory: --memory, else the card and fraction the recording states (a recorder's
+ *          sidecar), else the wall of the recording's first out-of-memory error (reserved +
+ *          device_free), else none (no limit: the replay asks what PyTorch reserves)
  *  search  memory: --memory, else the card the recording states (a profiler trace's
- *          total_memory), else that wall, else ASSUMED_MEMORY (a search rules out settings that
- *          fail, so it needs a card); where the figure came from goes with it
- *  both    fraction: --fraction, else none
+ *          total_memory, a recorder's sidecar), else that wall, else ASSUMED_MEMORY (a search
+ *          rules out settings that fail, so it needs a card); where the figure came from goes
+ *          with it
+ *  both    fraction: --fraction, else the one the recording states, else none
  * ```
  *
  * PyTorch caps reserved memory at `memory × fraction` and runs `garbage_collection_threshold`
@@ -48,15 +50,39 @@ export function oomWall(trace: Trace): number | undefined {
   return trace.recordedOoms?.find((oom) => oom.capacityBytes !== undefined)?.capacityBytes;
 }
 
-/** The card's memory in bytes as the recording states it (profiler traces), or null. */
+/** The card's memory in bytes as the recording states it (profiler traces, sidecars), or null. */
 export function recordedCard(trace: Trace): number | null {
   const bytes = trace.meta.deviceMemoryBytes;
   return typeof bytes === 'number' && bytes > 0 ? bytes : null;
 }
 
+/** The per-process memory fraction the recording states (a recorder's sidecar), or null. */
+export function recordedFraction(trace: Trace): number | null {
+  const fraction = trace.meta.memoryFraction;
+  return typeof fraction === 'number' && fraction > 0 && fraction < 1 ? fraction : null;
+}
+
+/**
+ * The card and per-process fraction a job ran under, when its recording states both: PyTorch
+ * capped its pool at `floor(fraction × memory)`, however much of the device was free.
+ */
+export function recordedDevice(trace: Trace): (DeviceModel & { readonly memory: number }) | null {
+  const memory = recordedCard(trace);
+  const fraction = recordedFraction(trace);
+  return memory !== null && fraction !== null ? { memory, fraction } : null;
+}
+
+/** The bytes a device lets a pool reserve: its memory, times its fraction when one is set. */
+export function deviceCap(device: DeviceModel): number | null {
+  if (device.memory === null) return null;
+  return device.fraction === null ? device.memory : Math.floor(device.memory * device.fraction);
+}
+
 /** The device `trace`'s rows replay on, given what was `stated` (see the module comment). */
 export function replayDevice(trace: Trace, stated: DeviceModel = UNLIMITED_DEVICE): DeviceModel {
   if (stated.memory !== null) return stated;
+  const recorded = recordedDevice(trace);
+  if (recorded !== null) return recorded;
   const wall = oomWall(trace);
   return wall === undefined ? stated : { memory: wall, fraction: null };
 }
@@ -66,7 +92,7 @@ export function searchDevice(
   trace: Trace,
   stated: { readonly memory?: number | null; readonly fraction?: number | null },
 ): SearchDevice {
-  const fraction = stated.fraction ?? null;
+  const fraction = stated.fraction ?? recordedFraction(trace);
   if (stated.memory != null)
     return { device: { memory: stated.memory, fraction }, origin: 'stated' };
   const recorded = recordedCard(trace) ?? oomWall(trace);

@@ -14,7 +14,7 @@
 import { countAllocConfKeys, parseAllocConf } from '@allot/caching';
 import type { Layout } from '@allot/core';
 import { NOT_LIVE, type StackFrame, type Trace } from '@allot/workloads';
-import { type DeviceModel, oomWall } from './device';
+import { type DeviceModel, deviceCap, recordedDevice, replayDevice } from './device';
 import { frameText, type Holder, holdersOf } from './holders';
 import { type LayoutView, layoutView } from './measure';
 import { oomProbes } from './oom-probes';
@@ -42,7 +42,11 @@ export interface OomFigures {
   };
   /** The wall: null when neither the entry nor the options state it. */
   readonly capacityBytes: number | null;
-  readonly capacitySource: 'oom' | '--memory' | '--fraction' | null;
+  /**
+   * Where the wall came from: the entry (reserved + `device_free`), the options, or the card and
+   * per-process fraction a recorder's sidecar states (`recorded`: PyTorch's cap, not the device).
+   */
+  readonly capacitySource: 'oom' | '--memory' | '--fraction' | 'recorded' | null;
   /** The failing request's stack, innermost first, as `name (file:line)`. */
   readonly frames?: readonly string[];
   /** Its innermost frame in the program's own code (see `stack-source.ts`), when it has one. */
@@ -116,8 +120,11 @@ export interface OomState {
 /** The recorded OOMs of `trace`, each with its wall (see {@link OomFigures}). */
 export function oomFigures(trace: Trace, device?: DeviceModel): OomFigures[] {
   const memory = device?.memory ?? null;
-  const stated = memory !== null ? memory * (device?.fraction ?? 1) : null;
-  const statedBy = device?.fraction != null ? '--fraction' : '--memory';
+  const recorded = memory === null ? recordedDevice(trace) : null;
+  const stated =
+    memory !== null ? memory * (device?.fraction ?? 1) : recorded && deviceCap(recorded);
+  const statedBy =
+    recorded !== null ? 'recorded' : device?.fraction != null ? '--fraction' : '--memory';
   return (trace.recordedOoms ?? []).map((oom) => ({
     recorded: {
       event: oom.entry,
@@ -326,9 +333,10 @@ export function postMortem(
   device: DeviceModel | undefined,
   tuning?: TuneResult,
 ): Partial<OomFigures> {
-  const memory = device?.memory ?? oomWall(trace);
-  if (memory === undefined || memory === null) return {};
-  const wallDevice = { memory, fraction: device?.fraction ?? null };
+  const chosen = device?.memory != null ? device : replayDevice(trace);
+  const memory = chosen.memory;
+  if (memory === null) return {};
+  const wallDevice = { memory, fraction: chosen.fraction };
   const avoided = avoidance(trace, wallDevice, tuning);
   const best = avoided.avoidedBy?.[0];
   const layout = best === undefined ? null : layoutUnder(trace, best.allocConf, wallDevice);

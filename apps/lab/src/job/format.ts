@@ -9,6 +9,7 @@ import {
   formatPercent,
   formatRatio,
   formatSignedPercent,
+  wallOrigin,
 } from '../units';
 import { jobAdviceText } from './advice-text';
 import { confText, settingGroupsText } from './job-notes';
@@ -55,7 +56,7 @@ function diedLines(job: JobResults): string[] {
     const wall =
       oom.capacityBytes === null
         ? 'the wall unknown (no device_free)'
-        : `a ${formatBytes(oom.capacityBytes)} wall (reserved + device_free)`;
+        : `a ${formatBytes(oom.capacityBytes)} wall (${wallOrigin(oom.capacitySource)})`;
     lines.push(
       `  rank ${rank.rank}: a ${formatBytes(oom.sizeBytes)} request at entry ${formatCount(oom.event)}, ${wall}`,
     );

@@ -12,6 +12,7 @@ import {
   replayDevice,
   searchDevice,
 } from '../analysis/device';
+import { type OomFigures, oomFigures } from '../analysis/post-mortem';
 import { type PoolRun, runPool, segmentCalls } from '../analysis/tune';
 import { inFiles, inputFailureMessage } from '../failure';
 import { checkMemoryHoldsTrace, type InputOptions, readTraceFiles } from '../input';
@@ -80,6 +81,7 @@ export interface RankResult {
     readonly event: number;
     readonly sizeBytes: number;
     readonly capacityBytes: number | null;
+    readonly capacitySource: OomFigures['capacitySource'];
   };
 }
 
@@ -149,15 +151,20 @@ export async function analyseRank(task: RankTask, onProgress?: RankListener): Pr
     settings,
     ...(task.report !== null ? { report: rankReportPath(task.rank) } : {}),
     seconds: (performance.now() - started) / 1000,
-    ...oomOf(trace),
+    ...oomOf(trace, stated),
   };
 }
 
-function oomOf(trace: Trace): Pick<RankResult, 'oom'> {
-  const oom = trace.recordedOoms?.[0];
+function oomOf(trace: Trace, stated: DeviceModel): Pick<RankResult, 'oom'> {
+  const [oom] = oomFigures(trace, stated);
   if (oom === undefined) return {};
   return {
-    oom: { event: oom.entry, sizeBytes: oom.sizeBytes, capacityBytes: oom.capacityBytes ?? null },
+    oom: {
+      event: oom.recorded.event,
+      sizeBytes: oom.recorded.sizeBytes,
+      capacityBytes: oom.capacityBytes,
+      capacitySource: oom.capacitySource,
+    },
   };
 }
 

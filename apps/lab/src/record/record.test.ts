@@ -262,6 +262,7 @@ describe.skipIf(!ready)('allot-lab record', () => {
       device: 0,
       deviceTotalBytes: 64 * 2 ** 20,
       deviceFreeBytes: 44 * 2 ** 20,
+      memoryFraction: 1,
       reservedBytes: 20 * 2 ** 20,
       allocatedBytes: 6 * 2 ** 20,
       allocConf: 'expandable_segments:True',
@@ -312,6 +313,32 @@ except torch.cuda.OutOfMemoryError:
     );
     const oom = await allotLab(['oom', join(at.out, 'rank0_step2_oom.pickle'), '--quiet']);
     expect(oom.stdout).toMatch(/a 100 MiB request on stream 0, 44\.0 MiB free on the device/);
+  });
+
+  it('states the per-process fraction a rank ran out under, and the lab takes its wall from it', async () => {
+    const at = job();
+    const train = program(
+      at,
+      `${TRAIN}
+torch.cuda.set_per_process_memory_fraction(0.5)
+try:
+    torch.cuda.allocate(30 * 2**20)
+except torch.cuda.OutOfMemoryError:
+    pass
+`,
+    );
+    const run = await record(at, [], ['python3', train, '2']);
+    expect(run.files).toContain('rank0_step2_oom.pickle');
+    const facts = JSON.parse(readFileSync(join(at.out, 'rank0_step2_oom.json'), 'utf8'));
+    expect(facts.memoryFraction).toBe(0.5);
+    expect(facts.oom).toMatchObject({ limitBytes: 32 * 2 ** 20, allocationBytes: 30 * 2 ** 20 });
+    // The device had room (most of its 64 MiB free): the wall is the fraction's 32 MiB.
+    expect(facts.oom.deviceFreeBytes).toBeGreaterThan(30 * 2 ** 20);
+    const oom = await allotLab(['oom', join(at.out, 'rank0_step2_oom.pickle'), '--quiet']);
+    expect(oom.stdout).toContain(
+      'the wall: 32.0 MiB (the per-process memory fraction of the card, as recorded)',
+    );
+    expect(oom.stdout).toMatch(/reproduced: replaying the recorded settings at the wall fails/);
   });
 
   it('hands SIGTERM and SIGINT to the command, which handles them; record exits as it did', async () => {

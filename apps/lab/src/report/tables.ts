@@ -4,7 +4,14 @@
 import type { OomFigures } from '../analysis/post-mortem';
 import { TUNED_ROW } from '../analysis/registry';
 import type { Fidelity, LabResults, WorkloadResult } from '../run';
-import { formatBytes, formatColumns, formatCount, formatPercent, formatRatio } from '../units';
+import {
+  formatBytes,
+  formatColumns,
+  formatCount,
+  formatPercent,
+  formatRatio,
+  wallOrigin,
+} from '../units';
 import { dumpLines } from './dump-text';
 import { postMortemLines } from './post-mortem-text';
 
@@ -154,15 +161,25 @@ export function recordedOomLines(oom: OomFigures): string[] {
   const wall =
     oom.capacityBytes === null
       ? 'the wall is unknown (state it with --memory)'
-      : oom.capacitySource === 'oom'
-        ? `the wall: ${formatBytes(oom.capacityBytes)} (reserved + device_free)`
-        : `the wall: ${formatBytes(oom.capacityBytes)} (${oom.capacitySource})`;
+      : `the wall: ${formatBytes(oom.capacityBytes)} (${wallOrigin(oom.capacitySource)})`;
   const lines = [
     `  out of memory recorded at entry ${formatCount(r.event)}: a ${formatBytes(r.sizeBytes)} request on ` +
       `stream ${r.stream}, ${free}; PyTorch had ${formatBytes(r.reservedBytes)} reserved, ` +
       `${formatBytes(r.allocatedBytes)} allocated, so ${formatBytes(Math.max(0, r.reservedBytes - r.allocatedBytes))} ` +
       `reserved but unallocated; ${wall}`,
   ];
+  if (
+    oom.capacitySource === 'oom' &&
+    r.deviceFreeBytes !== null &&
+    r.deviceFreeBytes >= r.sizeBytes
+  ) {
+    lines.push(
+      `    the device had room for the request: PyTorch's own cap was lower, a per-process memory ` +
+        'fraction (torch.cuda.set_per_process_memory_fraction) or another limit; state it with ' +
+        '--memory and --fraction, or record the job with allot-lab record, which writes the card ' +
+        'and the fraction beside each snapshot',
+    );
+  }
   if (oom.at !== undefined) lines.push(`    requested at ${oom.at}`);
   else if (oom.madeBy !== undefined) lines.push(`    requested by ${oom.madeBy}`);
   if (oom.problem) lines.push(`    the entry has ${oom.problem}: its figures are as recorded`);

@@ -6,7 +6,7 @@
  * `allot-lab watch` prints.
  */
 import type { OomFigures } from '../analysis/post-mortem';
-import { formatBytes, formatCount, settingName } from '../units';
+import { formatBytes, formatCount, settingName, wallOrigin } from '../units';
 import { h } from './dom';
 import { drawLayouts, type LayoutItem } from './layouts';
 import type { LiveOom } from './live-data';
@@ -24,7 +24,7 @@ function wallText(oom: OomFigures): string {
   const made =
     oom.capacitySource === 'oom' && recorded.deviceFreeBytes !== null
       ? `${formatBytes(recorded.reservedBytes)} reserved by PyTorch (${formatBytes(recorded.allocatedBytes)} of it allocated) + ${formatBytes(recorded.deviceFreeBytes)} free on the device`
-      : `as ${oom.capacitySource} states it`;
+      : wallOrigin(oom.capacitySource);
   return `The wall: ${formatBytes(oom.capacityBytes)}, ${made}.`;
 }
 

@@ -16,6 +16,10 @@
  *                 device_free then below S: PyTorch gives back those free segments (segment_free),
  *                 fails, and writes an `oom` entry (its rounded request, device_free after the
  *                 release), and the observer dumps; the rank writes nothing more
+ *  under a fraction: the same wall is PyTorch's cap (`set_per_process_memory_fraction` on an 80 GiB
+ *                 card), not the card: device_free is what the card has left, and beside every
+ *                 dump lies the recorder's sidecar, stating the card and the fraction (and, beside
+ *                 the OOM dump, the limit the observer was told)
  * ```
  *
  * The replay of the recorded settings reproduces PyTorch's pool to the byte on the recordings in
@@ -24,12 +28,13 @@
  * (not expandable) segments. Dumps are written with the workloads' snapshot encoder
  * (`torchSnapshotChunks` of a base snapshot), under a temporary name renamed when complete.
  */
-import { closeSync, mkdirSync, openSync, renameSync, writeSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, renameSync, writeFileSync, writeSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { parseAllocConf, roundSize } from '@allot/caching';
 import { Random, type Trace, torchSnapshotChunks, type UnpickledValue } from '@allot/workloads';
 import { UNLIMITED_DEVICE } from '../analysis/device';
 import { BLOCK_FIELDS, type PoolState, PoolStepper } from '../analysis/pool-stepper';
+import { fractionOfLimit, sidecarPath } from '../record/sidecar';
 import { ACTION, type Dump, plainEntry } from './dump-entries';
 import { readDump } from './read-dump';
 
@@ -39,6 +44,12 @@ export interface RingRank {
   readonly recording: string;
   /** Whether the rank runs out of memory (see the module comment). @defaultValue false */
   readonly oom?: boolean;
+  /**
+   * Whether the rank ran under a per-process memory fraction that its OOM is the cap of, with
+   * `allot-lab record`'s sidecars beside its dumps (see the module comment). Needs `oom`.
+   * @defaultValue false
+   */
+  readonly fraction?: boolean;
   /** This rank's ring buffer, when it differs from the job's. */
   readonly maxEntries?: number;
 }
@@ -84,6 +95,8 @@ export interface RingJob {
 }
 
 const MIB = 2 ** 20;
+/** The card a rank under a fraction ran on. */
+const FRACTION_CARD = 80 * 2 ** 30;
 
 /** The out-of-memory error a rank dies of. */
 interface PlannedOom {
@@ -99,6 +112,10 @@ interface PlannedOom {
   readonly released: readonly (readonly [number, number])[];
   /** `device_free` after that. */
   readonly deviceFree: number;
+  /** The bytes PyTorch could reserve: reserved after the release, plus `deviceFree` on a card. */
+  readonly limitBytes: number;
+  /** The segment PyTorch asked the driver for, as its error message names it. */
+  readonly allocationBytes: number;
 }
 
 /** A rank's recording and what it is cut into. */
@@ -112,6 +129,8 @@ interface RankPlan {
   /** The step the OOM happens in. */
   readonly oomStep: number | null;
   readonly maxEntries: number;
+  /** Whether the rank ran under a fraction (its dumps have sidecars). */
+  readonly fraction: boolean;
 }
 
 /** The index of the last event of `trace` whose entry lies before entry `cut`, or -1. */
@@ -187,7 +206,11 @@ function wholeFreeSegments(state: PoolState): [number, number][] {
 }
 
 /** The out-of-memory error of a rank that dies (see the module comment), or null when none fits. */
-function plannedOom(plan: { dump: Dump; stepper: PoolStepper }, after: number): PlannedOom | null {
+function plannedOom(
+  plan: { dump: Dump; stepper: PoolStepper },
+  after: number,
+  fraction: boolean,
+): PlannedOom | null {
   const { entries, trace } = plan.dump;
   const settings = parseAllocConf(recordedConf(plan.dump));
   let fallback: PlannedOom | null = null;
@@ -198,10 +221,12 @@ function plannedOom(plan: { dump: Dump; stepper: PoolStepper }, after: number): 
     const segment = entries.size[k - 1]!;
     if (segment < 20 * MIB) continue;
     const event = lastEventBefore(trace, k - 1);
-    const released = wholeFreeSegments(stateAt(plan, event));
+    const state = stateAt(plan, event);
+    const released = wholeFreeSegments(state);
     const freeBytes = released.reduce((sum, [, size]) => sum + size, 0);
     if (freeBytes >= segment) continue;
     const room = Math.floor((segment - freeBytes) / 2 / (2 * MIB)) * 2 * MIB;
+    const limitBytes = state.reservedBytes + room;
     const oom: PlannedOom = {
       cut: k - 1,
       event,
@@ -209,7 +234,10 @@ function plannedOom(plan: { dump: Dump; stepper: PoolStepper }, after: number): 
       stream: entries.stream[k]!,
       time: entries.time[k]!,
       released,
-      deviceFree: room + freeBytes,
+      // Under a fraction the card has room, and the cap (the same wall) stops the request.
+      deviceFree: fraction ? FRACTION_CARD - (state.reservedBytes - freeBytes) : room + freeBytes,
+      limitBytes,
+      allocationBytes: segment,
     };
     if (released.length === 0) return oom;
     fallback ??= oom;
@@ -358,6 +386,38 @@ function oomEntries(oom: PlannedOom): UnpickledValue[] {
   ];
 }
 
+/**
+ * The sidecar `allot-lab record` writes beside a dump of a rank under a fraction (the bootstrap's
+ * `facts`, the fields the lab reads): the card, the fraction, and the observer's figures.
+ */
+function writeSidecar(plan: RankPlan, dump: PlannedDump, snapshotPath: string): void {
+  const oom = plan.oom;
+  const path = sidecarPath(snapshotPath);
+  if (!plan.fraction || oom === null || path === null) return;
+  const sidecar = {
+    format: 'allot-lab-record',
+    version: 1,
+    rank: plan.rank,
+    step: dump.step,
+    reason: dump.kind,
+    device: 0,
+    deviceTotalBytes: FRACTION_CARD,
+    memoryFraction: fractionOfLimit(oom.limitBytes, FRACTION_CARD),
+    oom:
+      dump.kind === 'oom'
+        ? {
+            device: 0,
+            allocationBytes: oom.allocationBytes,
+            limitBytes: oom.limitBytes,
+            deviceFreeBytes: oom.deviceFree,
+          }
+        : null,
+  };
+  mkdirSync(dirname(path), { recursive: true });
+  writeFileSync(`${path}.tmp`, `${JSON.stringify(sidecar)}\n`);
+  renameSync(`${path}.tmp`, path);
+}
+
 /** Writes `snapshot` to `path` through a temporary name, letting the event loop turn between chunks. */
 async function writeSnapshot(snapshot: UnpickledValue, path: string, depth: number, seed: number) {
   mkdirSync(dirname(path), { recursive: true });
@@ -407,9 +467,16 @@ export async function ringJob(options: RingJobOptions): Promise<RingJob> {
     }
     const stepper = new PoolStepper(dump.trace);
     const cuts = cutsOf(dump.trace, dump.entries.length, steps, random);
+    if (spec.fraction === true && spec.oom !== true) {
+      throw new Error(`rank ${rank}: a rank under a fraction runs out of memory (oom: true)`);
+    }
     const oom =
       spec.oom === true
-        ? plannedOom({ dump, stepper: new PoolStepper(dump.trace) }, oomAfter)
+        ? plannedOom(
+            { dump, stepper: new PoolStepper(dump.trace) },
+            oomAfter,
+            spec.fraction === true,
+          )
         : null;
     if (spec.oom === true && oom === null) {
       throw new Error(
@@ -425,6 +492,7 @@ export async function ringJob(options: RingJobOptions): Promise<RingJob> {
       oom,
       oomStep,
       maxEntries: spec.maxEntries ?? maxEntries,
+      fraction: spec.fraction === true,
     });
   }
   const dumps: PlannedDump[] = [];
@@ -461,12 +529,15 @@ export async function ringJob(options: RingJobOptions): Promise<RingJob> {
     dumps,
     async write(dump, folder) {
       const path = join(folder, dump.path);
-      await writeSnapshot(build(plans[dump.rank]!, dump), path, depth, seed + dump.rank);
+      const plan = plans[dump.rank]!;
+      writeSidecar(plan, dump, path);
+      await writeSnapshot(build(plan, dump), path, depth, seed + dump.rank);
       return path;
     },
     async writeWhole(rank, path) {
       const plan = plans[rank]!;
       const last = dumps.filter((dump) => dump.rank === rank).at(-1)!;
+      writeSidecar(plan, last, path);
       await writeSnapshot(build(plan, { ...last, from: 0 }), path, depth, seed + rank);
     },
   };

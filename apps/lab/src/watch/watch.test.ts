@@ -4,7 +4,7 @@
  * 0 and 2 train, rank 1 serves, rank 3 trains until it runs out of memory in step 10). Skipped,
  * saying so, when ../shared/traces is absent.
  */
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { findTracesDir } from '@allot/workloads/node';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -173,6 +173,59 @@ if (!present) {
       const died = lines.find((line) => line.file === oomDump.path && !('oom' in line))!;
       expect(final.allocConf).not.toBe('');
       expect(died.rank).toBe(3);
+    }, 300_000);
+  });
+
+  describe('watch, on a rank that ran out under a per-process memory fraction', () => {
+    it("takes the wall from the recorder's sidecar, not from the device's free memory, as replay does", async () => {
+      // Rank 1's cap is PyTorch's fraction of an 80 GiB card: when it fails, the card has tens of
+      // GiB free, and reserved + device_free is no wall at all.
+      const job = await ringJob({
+        ranks: [{ recording: TRAIN }, { recording: TRAIN, oom: true, fraction: true }],
+        steps: 8,
+        every: 4,
+      });
+      const folder = jobFolder();
+      for (const dump of job.dumps) await job.write(dump, folder);
+      const whole = join(jobFolder(), 'rank1.pickle');
+      await job.writeWhole(1, whole);
+      const oomDump = job.dumps.find((dump) => dump.kind === 'oom')!;
+      const sidecar = JSON.parse(
+        readFileSync(join(folder, oomDump.path.replace(/\.pickle$/, '.json')), 'utf8'),
+      ) as { deviceTotalBytes: number; memoryFraction: number; oom: { limitBytes: number } };
+      expect(Math.floor(sidecar.deviceTotalBytes * sidecar.memoryFraction)).toBe(
+        sidecar.oom.limitBytes,
+      );
+      const { status, stdout } = await runLab(['watch', folder, '--once', '--json', '--quiet']);
+      expect(status).toBe(EXIT_OK);
+      const lines = jsonLines(stdout);
+      const oom = lines.find((line) => 'oom' in line)!.oom as {
+        recorded: { event: number; sizeBytes: number; deviceFreeBytes: number };
+        capacityBytes: number;
+        capacitySource: string;
+        reproduced: { event: number } | null;
+      };
+      expect(oom.recorded.deviceFreeBytes).toBeGreaterThan(10 * 2 ** 30);
+      expect(oom).toMatchObject({
+        capacityBytes: sidecar.oom.limitBytes,
+        capacitySource: 'recorded',
+      });
+      expect(oom.reproduced?.event).toBe(oom.recorded.event);
+      // As replay words it, and its peak is replay's of the whole recording (sidecar beside it).
+      const replay = await replayed(join(folder, oomDump.path));
+      expect(oom).toEqual(JSON.parse(JSON.stringify(replay.oom)));
+      const last = lines.filter((line) => line.rank === 1 && !('oom' in line)).at(-1)!;
+      expect(last.peakReservedBytes).toBe((await replayed(whole)).peak);
+      const text = (await runLab(['watch', folder, '--once', '--quiet'])).stdout;
+      expect(text).toContain('(the per-process memory fraction of the card, as recorded)');
+      expect(text).not.toContain('the device had room for the request');
+      // Without the sidecars, the dump alone cannot tell: the post-mortem says so.
+      for (const dump of job.dumps) {
+        rmSync(join(folder, dump.path.replace(/\.pickle$/, '.json')), { force: true });
+      }
+      const bare = (await runLab(['watch', folder, '--once', '--quiet'])).stdout;
+      expect(bare).toContain('(reserved + device_free)');
+      expect(bare).toContain('the device had room for the request');
     }, 300_000);
   });
 

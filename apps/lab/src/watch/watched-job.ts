@@ -20,11 +20,13 @@ import type { Trace } from '@allot/workloads';
 import { replayDevice, searchDevice } from '../analysis/device';
 import type { OomFigures } from '../analysis/post-mortem';
 import { runPool, segmentCalls } from '../analysis/tune';
+import { sidecarOf } from '../input';
 import type { SettingFigures } from '../job/advice';
 import { adviseJob, type JobAdvice } from '../job/advice';
 import { jobCandidates } from '../job/candidates';
 import { failureOf } from '../job/rank';
 import { tracePostMortem } from '../oom-command';
+import { withSidecar } from '../record/sidecar';
 import type { LiveRank, LiveTrendPoint } from '../ui/live-data';
 import type { Dump } from './dump-entries';
 import { type DumpStats, dumpStats } from './dump-stats';
@@ -144,6 +146,8 @@ export class WatchedJob {
     } catch (error) {
       return [this.skip(found.file, failureOf(error, found.file).message)];
     }
+    const sidecar = await sidecarOf(found.path);
+    if (sidecar !== null) dump = { ...dump, trace: withSidecar(dump.trace, sidecar) };
     await breathe();
     const rank = state ?? this.newRank(dump);
     const joined = await rank.timeline.add(dump, found.file, breathe);

@@ -15,6 +15,8 @@ queued = []
 observers = []
 device = 0
 device_used = False
+#: set_per_process_memory_fraction's, 1.0 when none is set (as PyTorch reports it).
+fraction = 1.0
 #: None when history is off, else (max_entries, context).
 recording = None
 trace = []
@@ -43,6 +45,11 @@ def record(action, address, size, frames=True):
         entry["frames"] = [{"filename": "train.py", "line": 7, "name": "step"}]
     trace.append(entry)
     del trace[: max(0, len(trace) - max_entries)]
+
+
+def cap():
+    """The bytes the pool may reserve: the memory, or its fraction (floored, as PyTorch)."""
+    return memory if fraction >= 1 else int(fraction * memory)
 
 
 def reserved():

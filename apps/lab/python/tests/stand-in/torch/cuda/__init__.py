@@ -62,6 +62,16 @@ def memory_stats(device=None):
     }
 
 
+def set_per_process_memory_fraction(fraction, device=None):
+    _lazy_init()
+    _state.fraction = float(fraction)
+
+
+def get_per_process_memory_fraction(device=None):
+    _lazy_init()
+    return _state.fraction
+
+
 def mem_get_info(device=None):
     _state.log("mem_get_info", device=device)
     return (_state.memory - _state.reserved(), _state.memory)
@@ -78,12 +88,13 @@ def allocate(size):
             segment[2] = top + size
             return _allocated(top, size)
     total = max(_state.SEGMENT, -(-size // 2**21) * 2**21)
-    if _state.reserved() + total > _state.memory:
+    if _state.reserved() + total > _state.cap():
         free = _state.memory - _state.reserved()
         _state.record("oom", free, size)
-        # As PyTorch: the observers get the segment it tried to allocate, which its message names.
+        # As PyTorch: the observers get the segment it tried to allocate, which its message names,
+        # and the limit: the device's memory, or its fraction's share.
         for observer in list(_state.observers):
-            observer(_state.device, total, _state.memory, free)
+            observer(_state.device, total, _state.cap(), free)
         raise OutOfMemoryError("CUDA out of memory. Tried to allocate %d bytes" % total)
     address = _state.BASE + sum(s for _, s, _ in _state.segments)
     _state.segments.append([address, total, address + size])
