@@ -64,6 +64,7 @@ export {
   settingGroups,
 } from './job/job-notes';
 export { isTraceName, nameOf, type RankNaming } from './job/rank-name';
+export { sidecarPath, withSidecar } from './record/sidecar';
 export { canonicalOf, describeTrace } from './replay-rows';
 export type { Fidelity, LabResults, TorchFigures, WorkloadResult } from './run';
 export { formatBytes, formatCount, formatPercent, formatRatio, parseSize } from './units';

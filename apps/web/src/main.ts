@@ -7,7 +7,6 @@
  * the others as they were, searched again.
  */
 import workerSource from 'virtual:worker';
-import { isTraceName } from '@allot/lab/engine';
 import {
   byId,
   clearSections,
@@ -31,6 +30,7 @@ import type {
   ToTuner,
 } from './protocol';
 import { SAMPLE_NAME } from './sample';
+import { pathOf, tracesWithSidecars } from './sidecars';
 import { StacksView } from './stacks-view';
 import { StateView } from './state-view';
 import { TunerView } from './tuner-view';
@@ -137,11 +137,10 @@ const job = new JobView((seq, ranks) => {
 
 /** Files given at once: a job when their names (paths in a folder) give each a different rank. */
 function openAll(given: Iterable<File>, folder: boolean): void {
-  const list = [...given];
-  const chosen = folder ? list.filter((file) => isTraceName(file.name)) : list;
-  const names = chosen.map((file) => file.webkitRelativePath || file.name);
+  const chosen = tracesWithSidecars([...given], folder);
+  const names = chosen.map(({ file }) => pathOf(file));
   const ranks = ranksOf(names);
-  const ids = chosen.map((file) => open({ kind: 'file', file }, file.size));
+  const ids = chosen.map((source) => open({ kind: 'file', ...source }, source.file.size));
   if (ranks !== null)
     job.start(
       names.map((name, i) => ({ name, id: ids[i]! })),

@@ -52,7 +52,8 @@ export interface OpenedTrace {
 
 /** Where the bytes of a file come from: a file, the local server, or the sample made in the page. */
 export type FileSource =
-  | { readonly kind: 'file'; readonly file: File }
+  /** A file, and the sidecar `allot-lab record` wrote beside it, when it was given too. */
+  | { readonly kind: 'file'; readonly file: File; readonly sidecar?: File }
   | { readonly kind: 'url'; readonly url: string; readonly name: string }
   | { readonly kind: 'sample' };
 

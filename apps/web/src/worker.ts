@@ -20,6 +20,7 @@ import {
   tune,
   WhatIfLab,
   withoutFrames,
+  withSidecar,
 } from '@allot/lab/engine';
 import { reportData } from '@allot/lab/report';
 import { inspector } from './inspect';
@@ -45,6 +46,8 @@ const scope = self as unknown as Scope;
 
 /** Progress goes to the page at most this often (ms), and once at the end. */
 const PROGRESS_EVERY = 100;
+/** The largest sidecar read. */
+const MAX_SIDECAR_BYTES = 1 << 20;
 
 /** The bytes of `source`: its name, length when known, and chunks (a web stream is read as one). */
 async function bytesOf(source: FileSource): Promise<{
@@ -97,6 +100,11 @@ function engine(): void {
         post({ type: 'progress', id, bytesRead, totalBytes, events });
       },
     });
+    if (source.kind === 'file' && source.sidecar !== undefined) {
+      // A sidecar is a few kilobytes: a large file of that name is something else.
+      const text = source.sidecar.size <= MAX_SIDECAR_BYTES ? await source.sidecar.text() : '';
+      return { name, traces: traces.map((trace) => withSidecar(trace, text)) };
+    }
     return { name, traces };
   }
 

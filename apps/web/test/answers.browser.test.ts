@@ -10,6 +10,8 @@
  *   to be in `tune DIR`'s words, and tuned as one only when asked again (`tune DIR --force`'s
  *   setting);
  * - a job with an unreadable rank names it in words, and advises over the others;
+ * - an out-of-memory error under a per-process fraction gets the wall `oom` gives it, from the
+ *   recorder's sidecar given beside the snapshot;
  * - a recording 0 s long is drawn on its events; the file's line says how its events came from its
  *   trace entries; the pool's last event is said to be the last.
  *
@@ -21,6 +23,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { formatBytes } from '@allot/lab/engine';
 import { findTracesDir } from '@allot/workloads/node';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -39,6 +42,7 @@ const haveRecordings = [trainDefault, trainExpandable, sqattn].every(
   (file) => file !== null && existsSync(file),
 );
 if (!haveRecordings) console.warn('web app answers test skipped: no ../shared/traces recordings');
+const demo = join(import.meta.dirname, '../../lab/dist/watch-demo.js');
 const fixture = join(
   import.meta.dirname,
   '../../../packages/workloads/src/readers/fixtures/snapshot.json',
@@ -131,6 +135,39 @@ describe.skipIf(!hasChromium || !haveRecordings).each(WIDTHS)('the web app at %i
     const texts = await holders.allTextContents();
     expect(texts.some((text) => /in a library: no frame of your own code/.test(text))).toBe(true);
     for (const text of texts) expect(text).not.toMatch(/torch::unwind|\(\?\?:\d+\)|thread\d*\.o/);
+    await done(opened);
+  });
+
+  it("takes an out-of-memory error's wall from the recorder's sidecar given beside it, as oom does", async () => {
+    const { pickle, stated } = await once('fraction', async () => {
+      // Rank 3 of the generated job runs out under a per-process memory fraction: its snapshot
+      // says most of the card was free; the sidecar beside it states the fraction.
+      const dir = join(scratchDir(), 'fraction');
+      await promisify(execFile)(process.execPath, [
+        demo,
+        dir,
+        '--delay',
+        '0',
+        '--fraction',
+        '--stack-depth',
+        '0',
+      ]);
+      const pickle = join(dir, 'rank3_step10_oom.pickle');
+      return { pickle, stated: await cliJson(['oom', pickle, '--quiet']) };
+    });
+    const oom = stated.json.traces[0].oom as { capacityBytes: number; capacitySource: string };
+    expect(oom.capacitySource).toBe('recorded');
+    const opened = await page();
+    await opened
+      .getByTestId('file-input')
+      .setInputFiles([pickle, pickle.replace(/\.pickle$/, '.json')]);
+    const line = opened.locator('#report .oom li').first();
+    await line.waitFor({ timeout: 90_000 });
+    await expect(line.textContent()).resolves.toContain(
+      `the wall: ${formatBytes(oom.capacityBytes)} (the per-process memory fraction of the card, as recorded)`,
+    );
+    // One file opened: the sidecar is not a trace.
+    await expect(opened.locator('[data-testid="file"]').count()).resolves.toBe(1);
     await done(opened);
   });
 

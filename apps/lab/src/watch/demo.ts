@@ -2,11 +2,12 @@
  * A running job to watch, for a demo or a benchmark (built as dist/watch-demo.js): writes a 4-rank
  * job's ring-buffer dumps (ring-dumps.ts) into a folder one after another, a few seconds apart, as
  * the job would. Rank 0 and 2 replay the H100 training recording, rank 1 the serving one, rank 3
- * the training one until it runs out of memory in step 10.
+ * the training one until it runs out of memory in step 10 (with `--fraction`, under a per-process
+ * memory fraction, with the recorder's sidecars beside its dumps).
  *
  * ```
  *  node apps/lab/dist/watch-demo.js OUT [--delay S] [--traces DIR] [--naming allot-lab|torchtitan]
- *                                       [--max-entries N] [--stack-depth N]
+ *                                       [--max-entries N] [--stack-depth N] [--fraction]
  *  then, in another terminal:  allot-lab watch OUT      or   allot-lab serve --watch OUT
  * ```
  */
@@ -17,7 +18,7 @@ import { ringJob } from './ring-dumps';
 
 const USAGE =
   'usage: watch-demo.js OUT [--delay SECONDS] [--traces DIR] [--naming allot-lab|torchtitan] ' +
-  '[--max-entries N] [--stack-depth N]';
+  '[--max-entries N] [--stack-depth N] [--fraction]';
 
 async function main(): Promise<number> {
   const { values, positionals } = parseArgs({
@@ -27,6 +28,7 @@ async function main(): Promise<number> {
       naming: { type: 'string', default: 'allot-lab' },
       'max-entries': { type: 'string', default: '20000' },
       'stack-depth': { type: 'string', default: '4' },
+      fraction: { type: 'boolean', default: false },
     },
     allowPositionals: true,
   });
@@ -51,7 +53,7 @@ async function main(): Promise<number> {
       // The serving recording's steps are long: a ring buffer that reaches back to the dump before.
       { recording: infer, maxEntries: Math.max(maxEntries, 150_000) },
       { recording: train },
-      { recording: train, oom: true },
+      { recording: train, oom: true, fraction: values.fraction },
     ],
     naming,
     maxEntries,
