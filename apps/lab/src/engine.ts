@@ -33,6 +33,7 @@ export {
 export type { LayoutView, RowResult, Series } from './analysis/measure';
 export { type GroupBy, type GrownGroup, grownGroups, peakGroupsOf } from './analysis/peak-groups';
 export { BLOCK_FIELDS, type PoolState, PoolStepper } from './analysis/pool-stepper';
+export { sidecarPath, withSidecar } from './analysis/sidecar';
 export {
   liveBlocksAt,
   type StackNode,
@@ -64,7 +65,6 @@ export {
   settingGroups,
 } from './job/job-notes';
 export { isTraceName, nameOf, type RankNaming } from './job/rank-name';
-export { sidecarPath, withSidecar } from './record/sidecar';
 export { canonicalOf, describeTrace } from './replay-rows';
 export type { Fidelity, LabResults, TorchFigures, WorkloadResult } from './run';
 export { formatBytes, formatCount, formatPercent, formatRatio, parseSize } from './units';

@@ -15,9 +15,9 @@ import {
 } from '@allot/workloads';
 import { readTraces } from '@allot/workloads/node';
 import { cardTooSmall } from './analysis/advice';
+import { sidecarPath, withSidecar } from './analysis/sidecar';
 import { fileErrorMeaning } from './failure';
 import { UsageError } from './options';
-import { sidecarPath, withSidecar } from './record/sidecar';
 import { formatBytes } from './units';
 
 /** What {@link readTraceFiles} needs of the options. */
@@ -63,7 +63,7 @@ const MAX_SIDECAR_BYTES = 1 << 20;
 
 /**
  * The text of the sidecar `allot-lab record` wrote beside the snapshot at `path` (the card and the
- * per-process memory fraction: `record/sidecar.ts`), or null when there is none.
+ * per-process memory fraction: `analysis/sidecar.ts`), or null when there is none.
  */
 export async function sidecarOf(path: string): Promise<string | null> {
   const beside = sidecarPath(path);

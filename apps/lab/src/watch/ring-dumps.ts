@@ -34,7 +34,7 @@ import { parseAllocConf, roundSize } from '@allot/caching';
 import { Random, type Trace, torchSnapshotChunks, type UnpickledValue } from '@allot/workloads';
 import { UNLIMITED_DEVICE } from '../analysis/device';
 import { BLOCK_FIELDS, type PoolState, PoolStepper } from '../analysis/pool-stepper';
-import { fractionOfLimit, sidecarPath } from '../record/sidecar';
+import { fractionOfLimit, sidecarPath } from '../analysis/sidecar';
 import { ACTION, type Dump, plainEntry } from './dump-entries';
 import { readDump } from './read-dump';
 

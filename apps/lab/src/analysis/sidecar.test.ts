@@ -5,7 +5,7 @@
 import { TraceBuilder } from '@allot/workloads';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { recordedDevice, replayDevice, searchDevice } from '../analysis/device';
+import { recordedDevice, replayDevice, searchDevice } from './device';
 import { fractionOfLimit, sidecarMeta, sidecarPath, withSidecar } from './sidecar';
 
 const GiB = 2 ** 30;
