@@ -8,6 +8,7 @@
 
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { formatTorchSize as torchSize } from '../dist/engine.js';
 
 const [out, startedText, endedText, statusText, rowsText] = process.argv.slice(2);
 if (rowsText === undefined) {
@@ -25,14 +26,6 @@ const jsonLines = (text) =>
     .split('\n')
     .filter((line) => line.startsWith('{'))
     .map((line) => JSON.parse(line));
-
-/** PyTorch's `format_size` (CUDACachingAllocator.cpp), which its out-of-memory message uses. */
-function torchSize(bytes) {
-  if (bytes <= 1024) return `${bytes} bytes`;
-  if (bytes <= 1024 ** 2) return `${(bytes / 1024).toFixed(2)} KiB`;
-  if (bytes <= 1024 ** 3) return `${(bytes / 1024 ** 2).toFixed(2)} MiB`;
-  return `${(bytes / 1024 ** 3).toFixed(2)} GiB`;
-}
 
 const checks = [];
 const check = (name, ok, detail) => checks.push({ name, ok: Boolean(ok), ...detail });
@@ -79,9 +72,10 @@ const sidecar =
     : null;
 const watched = jsonLines(read('watch.jsonl'));
 const oomRow = watched.find((row) => row.oom !== undefined) ?? null;
-const recordedSize = oomRow?.oom?.recorded?.sizeBytes ?? null;
+const named = oomRow?.oom?.recorded?.allocationBytes ?? null;
 const text = read('watch.txt');
-const textSize = /a (\d+(?:\.\d+)? (?:bytes|KiB|MiB|GiB)) request/.exec(text)?.[1] ?? null;
+const textSize =
+  /"Tried to allocate (\d+(?:\.\d+)? (?:bytes|KiB|MiB|GiB))"/.exec(text)?.[1] ?? null;
 check('PyTorch named a request size', message !== null, { message });
 check('an out-of-memory dump landed', oomFile !== null && sidecar?.oom != null, {
   oomFile,
@@ -93,11 +87,12 @@ check(
   { observer: sidecar?.oom ? torchSize(sidecar.oom.allocationBytes) : null, message },
 );
 check(
-  "watch's post-mortem names PyTorch's request size",
-  recordedSize !== null && torchSize(recordedSize) === message,
+  "watch's post-mortem names PyTorch's request size, in JSON and in the terminal",
+  named !== null && torchSize(named) === message && textSize === message,
   {
-    postMortemBytes: recordedSize,
-    asPyTorchWritesIt: recordedSize !== null ? torchSize(recordedSize) : null,
+    request: oomRow?.oom?.recorded?.sizeBytes ?? null,
+    allocationBytes: named,
+    asPyTorchWritesIt: named !== null ? torchSize(named) : null,
     terminal: textSize,
     message,
   },

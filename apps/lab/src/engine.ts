@@ -67,7 +67,14 @@ export {
 export { isTraceName, nameOf, type RankNaming } from './job/rank-name';
 export { canonicalOf, describeTrace } from './replay-rows';
 export type { Fidelity, LabResults, TorchFigures, WorkloadResult } from './run';
-export { formatBytes, formatCount, formatPercent, formatRatio, parseSize } from './units';
+export {
+  formatBytes,
+  formatCount,
+  formatPercent,
+  formatRatio,
+  formatTorchSize,
+  parseSize,
+} from './units';
 export {
   type WhatIf,
   type WhatIfAnswer,

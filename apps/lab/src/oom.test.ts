@@ -81,7 +81,7 @@ describe.skipIf(file === null)('a recorded out-of-memory error', () => {
   it('says it in the terminal, and takes the wall from --memory when given', async () => {
     const { stdout } = await replay();
     expect(stdout).toMatch(
-      /out of memory recorded at entry 421: a 4\.94 GiB request on stream 0, 91\.3 MiB free on the device;.*the wall: 78\.5 GiB \(reserved \+ device_free\)/,
+      /out of memory recorded at entry 421: a 4\.94 GiB request \("Tried to allocate 4\.95 GiB" in PyTorch's error: the segment it asked the driver for\) on stream 0, 91\.3 MiB free on the device;.*the wall: 78\.5 GiB \(reserved \+ device_free\)/,
     );
     const stated = JSON.parse((await replay('--json', '--memory', '80GiB')).stdout);
     expect(stated.workloads[0].torch.oom.capacityBytes).toBe(80 * 2 ** 30);

@@ -6,7 +6,9 @@ import {
   formatSignedPercent,
   formatTickBytes,
   formatTickSeconds,
+  formatTorchSize,
   settingName,
+  triedToAllocate,
 } from './units';
 
 const GiB = 2 ** 30;
@@ -20,6 +22,24 @@ describe('the one formatter of figures', () => {
     expect(formatBytes(123.4)).toBe('123 B');
     expect(formatBytes(0.5)).toBe('1 B');
     expect(formatBytes(-3 * GiB)).toBe('-3.00 GiB');
+  });
+
+  it("writes a size as PyTorch's messages do, so it can be found in a job's log", () => {
+    // format_size's thresholds are inclusive: 1024 bytes is still bytes, 1 MiB still KiB.
+    expect(formatTorchSize(1024)).toBe('1024 bytes');
+    expect(formatTorchSize(1025)).toBe('1.00 KiB');
+    expect(formatTorchSize(2 ** 20)).toBe('1024.00 KiB');
+    expect(formatTorchSize(60 * 2 ** 20)).toBe('60.00 MiB');
+    expect(formatTorchSize(2 ** 30)).toBe('1024.00 MiB');
+    expect(formatTorchSize(4_250_874_675)).toBe('3.96 GiB');
+    // The request, and the segment PyTorch's error names when it is not the request.
+    expect(triedToAllocate(60 * 2 ** 20, 60 * 2 ** 20)).toBe(
+      ' ("Tried to allocate 60.00 MiB" in PyTorch\'s error)',
+    );
+    expect(triedToAllocate(5 * 2 ** 20, 20 * 2 ** 20)).toBe(
+      ' ("Tried to allocate 20.00 MiB" in PyTorch\'s error: the segment it asked the driver for)',
+    );
+    expect(triedToAllocate(5 * 2 ** 20, undefined)).toBe('');
   });
 
   it('ticks bytes without trailing zeros', () => {

@@ -92,6 +92,30 @@ export function settingName(config: string): string {
   return config === '' ? "PyTorch's defaults" : config;
 }
 
+/**
+ * Bytes as PyTorch's messages write them (`format_size` in `CUDACachingAllocator.cpp`: bytes up to
+ * 1 KiB, then KiB, MiB or GiB with two decimals), so a figure can be found in its error as it is.
+ */
+export function formatTorchSize(bytes: number): string {
+  if (bytes <= 1024) return `${bytes} bytes`;
+  if (bytes <= 1024 ** 2) return `${(bytes / 1024).toFixed(2)} KiB`;
+  if (bytes <= 1024 ** 3) return `${(bytes / 1024 ** 2).toFixed(2)} MiB`;
+  return `${(bytes / 1024 ** 3).toFixed(2)} GiB`;
+}
+
+/**
+ * PyTorch's words for an out-of-memory error's request, in brackets after a space, and what they
+ * name when it is not the request itself; empty when the size it named is not known.
+ */
+export function triedToAllocate(sizeBytes: number, allocationBytes: number | undefined): string {
+  if (allocationBytes === undefined) return '';
+  const named = formatTorchSize(allocationBytes);
+  const words = `"Tried to allocate ${named}" in PyTorch's error`;
+  return named === formatTorchSize(sizeBytes)
+    ? ` (${words})`
+    : ` (${words}: the segment it asked the driver for)`;
+}
+
 /** What an out-of-memory wall is made of (`OomFigures.capacitySource`), in words. */
 export function wallOrigin(source: 'oom' | '--memory' | '--fraction' | 'recorded' | null): string {
   switch (source) {

@@ -11,7 +11,7 @@
  *  tune at the wall, each run asking for the request too ─► avoidedBy (most headroom first)
  * ```
  */
-import { countAllocConfKeys, parseAllocConf } from '@allot/caching';
+import { allocationSize, countAllocConfKeys, parseAllocConf } from '@allot/caching';
 import type { Layout } from '@allot/core';
 import { NOT_LIVE, type StackFrame, type Trace } from '@allot/workloads';
 import { type DeviceModel, deviceCap, recordedDevice, replayDevice } from './device';
@@ -34,6 +34,11 @@ export interface OomFigures {
     /** Index of the `oom` entry in its device's trace (`device_traces[d]`, from 0). */
     readonly event: number;
     readonly sizeBytes: number;
+    /**
+     * What PyTorch's error names ("Tried to allocate"): the request rounded up to the segment it
+     * asked the driver for (`get_allocation_size`).
+     */
+    readonly allocationBytes?: number;
     readonly stream: number;
     readonly deviceFreeBytes: number | null;
     readonly reservedBytes: number;
@@ -129,6 +134,7 @@ export function oomFigures(trace: Trace, device?: DeviceModel): OomFigures[] {
     recorded: {
       event: oom.entry,
       sizeBytes: oom.sizeBytes,
+      allocationBytes: allocationSize(oom.sizeBytes),
       stream: oom.stream,
       deviceFreeBytes: oom.deviceFreeBytes ?? null,
       reservedBytes: oom.reservedBytes,

@@ -312,7 +312,10 @@ except torch.cuda.OutOfMemoryError:
       /rank 0 ran out of memory at step 2: allot-lab oom .*rank0_step2_oom\.pickle explains it/,
     );
     const oom = await allotLab(['oom', join(at.out, 'rank0_step2_oom.pickle'), '--quiet']);
-    expect(oom.stdout).toMatch(/a 100 MiB request on stream 0, 44\.0 MiB free on the device/);
+    // PyTorch's error names the segment (102 MiB), the observer's size; the entry, the request.
+    expect(oom.stdout).toContain(
+      'a 100 MiB request ("Tried to allocate 102.00 MiB" in PyTorch\'s error: the segment it asked the driver for) on stream 0, 44.0 MiB free on the device',
+    );
   });
 
   it('states the per-process fraction a rank ran out under, and the lab takes its wall from it', async () => {

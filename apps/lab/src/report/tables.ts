@@ -10,6 +10,7 @@ import {
   formatCount,
   formatPercent,
   formatRatio,
+  triedToAllocate,
   wallOrigin,
 } from '../units';
 import { dumpLines } from './dump-text';
@@ -163,8 +164,8 @@ export function recordedOomLines(oom: OomFigures): string[] {
       ? 'the wall is unknown (state it with --memory)'
       : `the wall: ${formatBytes(oom.capacityBytes)} (${wallOrigin(oom.capacitySource)})`;
   const lines = [
-    `  out of memory recorded at entry ${formatCount(r.event)}: a ${formatBytes(r.sizeBytes)} request on ` +
-      `stream ${r.stream}, ${free}; PyTorch had ${formatBytes(r.reservedBytes)} reserved, ` +
+    `  out of memory recorded at entry ${formatCount(r.event)}: a ${formatBytes(r.sizeBytes)} request` +
+      `${triedToAllocate(r.sizeBytes, r.allocationBytes)} on stream ${r.stream}, ${free}; PyTorch had ${formatBytes(r.reservedBytes)} reserved, ` +
       `${formatBytes(r.allocatedBytes)} allocated, so ${formatBytes(Math.max(0, r.reservedBytes - r.allocatedBytes))} ` +
       `reserved but unallocated; ${wall}`,
   ];

@@ -6,7 +6,7 @@
  * `allot-lab watch` prints.
  */
 import type { OomFigures } from '../analysis/post-mortem';
-import { formatBytes, formatCount, settingName, wallOrigin } from '../units';
+import { formatBytes, formatCount, settingName, triedToAllocate, wallOrigin } from '../units';
 import { h } from './dom';
 import { drawLayouts, type LayoutItem } from './layouts';
 import type { LiveOom } from './live-data';
@@ -156,6 +156,7 @@ export function postMortemView(dead: LiveOom, tooltip: Tooltip): PostMortemView 
   const { oom } = dead;
   const request =
     `The request: ${formatBytes(oom.recorded.sizeBytes)} on stream ${oom.recorded.stream}` +
+    triedToAllocate(oom.recorded.sizeBytes, oom.recorded.allocationBytes) +
     (oom.at === undefined ? '.' : ', from ');
   const verdict = verdictText(oom);
   const items = layoutItems(oom);
