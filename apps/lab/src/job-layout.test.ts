@@ -64,6 +64,7 @@ describe('a job: rank and step from the names frameworks give', () => {
       step: 120,
       oom: false,
       exit: false,
+      restart: 0,
       naming: 'allot-lab',
     });
     expect(nameOf('/job/rank0_step7_exit.pickle')).toMatchObject({
@@ -220,6 +221,40 @@ describe('a job: rank and step from the names frameworks give', () => {
     const even = tempDir();
     touch(even, 'out/rank0_step3.pickle', 'out/rank1_step3_exit.pickle');
     expect(findRanks(['out'], even, null)).toMatchObject({ step: 3, notes: [] });
+  });
+
+  it('reads the latest restart of a rank that torchrun started again, whose steps count from 0', () => {
+    const root = tempDir();
+    touch(
+      root,
+      'out/rank0_step10.pickle',
+      'out/rank0_step12_oom.pickle',
+      'out/rank0_restart1_step5.pickle',
+      'out/rank1_step10.pickle',
+      'out/rank1_step12_exit.pickle',
+      'out/rank1_restart1_step5.pickle',
+      'out/rank1_restart1_step6_exit.pickle',
+    );
+    const job = findRanks(['out'], root, null);
+    expect(job.ranks.map((r) => r.file)).toEqual([
+      'out/rank0_restart1_step5.pickle',
+      'out/rank1_restart1_step6_exit.pickle',
+    ]);
+    expect(job.notes).toEqual([
+      "each rank's newest snapshot, its steps counted by its own process (--step N reads step N of every rank): " +
+        'rank 1 at step 6 of its restart 1; rank 0 at step 5 of its restart 1',
+    ]);
+    // --step N: each rank's step N of its latest restart that has one.
+    expect(findRanks(['out'], root, 5).ranks.map((r) => r.file)).toEqual([
+      'out/rank0_restart1_step5.pickle',
+      'out/rank1_restart1_step5.pickle',
+    ]);
+    expect(nameOf('out/rank1_restart1_step6_exit.pickle')).toMatchObject({
+      rank: 1,
+      step: 6,
+      exit: true,
+      restart: 1,
+    });
   });
 
   it("keeps the job's newest step for torchtitan's folders: a rank that died a step earlier is left out", () => {

@@ -152,7 +152,7 @@ describe.skipIf(!hasChromium || !haveRecordings).each(WIDTHS)('the web app at %i
         '--stack-depth',
         '0',
       ]);
-      const pickle = join(dir, 'rank3_step10_oom.pickle');
+      const pickle = join(dir, 'rank3_step9_oom.pickle');
       return { pickle, stated: await cliJson(['oom', pickle, '--quiet']) };
     });
     const oom = stated.json.traces[0].oom as { capacityBytes: number; capacitySource: string };

@@ -210,13 +210,13 @@ describe.skipIf(!hasChromium || traces === null)('the live page of serve --watch
       expect(death.layouts).toBe(2);
       // The whole post-mortem, in the words allot-lab watch prints.
       expect(death.text).toMatch(
-        /^rank 3 ran out of memory in step 10:\n {2}rank3_step10_oom\.pickle: /,
+        /^rank 3 ran out of memory in step 10:\n {2}rank3_step9_oom\.pickle: /,
       );
       expect(death.text).toContain(
         'who holds the memory at that request, by the innermost frame of your own code:',
       );
       const row = view.rows.find((r) => r.rank === 3)!;
-      expect(row.cells.at(-1)).toBe('rank3_step10_oom.pickle (out of memory)');
+      expect(row.cells.at(-1)).toBe('rank3_step9_oom.pickle (out of memory)');
     }
 
     // The figures and the words are the command line's.
@@ -282,7 +282,7 @@ describe.skipIf(!hasChromium || traces === null)('the live page of serve --watch
       'rank0_step16_exit.pickle',
       'rank1_step16_exit.pickle',
       'rank2_step16_exit.pickle',
-      'rank3_step10_oom.pickle',
+      'rank3_step9_oom.pickle',
     ]);
     await page.waitForFunction(
       (files) =>

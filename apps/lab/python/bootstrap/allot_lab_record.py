@@ -301,7 +301,9 @@ class Recorder:
         if not self._lock.acquire(wait):
             return None  # a dump is under way in this thread (a signal during a dump)
         try:
-            name = files.snapshot_name(self.rank, self.step, reason)
+            name = files.snapshot_name(
+                self.rank, self.step, reason, files.restart_from(self._environ)
+            )
             snapshot = self._torch.cuda.memory._snapshot()
             files.write_json_whole(
                 self.settings.folder, files.sidecar_name(name), self.facts(name, reason, oom)

@@ -94,9 +94,21 @@ def settings_from(environ):
     return Settings(os.path.abspath(folder), status, max_entries, every_steps, every_seconds, stacks)
 
 
-def snapshot_name(rank, step, reason):
-    """`rankR_stepS.pickle`, `rankR_stepS_exit.pickle` or `rankR_stepS_oom.pickle`."""
-    return "rank%d_step%d%s.pickle" % (rank, step, REASONS[reason])
+def snapshot_name(rank, step, reason, restart=0):
+    """`rankR_stepS.pickle`, `rankR_stepS_exit.pickle` or `rankR_stepS_oom.pickle`.
+
+    A rank started again (`restart` > 0: torchrun's TORCHELASTIC_RESTART_COUNT after an elastic
+    restart) counts its steps from 0 again: its names carry `_restartN` after the rank, so they never
+    replace the files its earlier process wrote.
+    """
+    again = "_restart%d" % restart if restart > 0 else ""
+    return "rank%d%s_step%d%s.pickle" % (rank, again, step, REASONS[reason])
+
+
+def restart_from(environ):
+    """How many times torchrun has started the job's workers again (TORCHELASTIC_RESTART_COUNT)."""
+    text = environ.get("TORCHELASTIC_RESTART_COUNT", "").strip()
+    return int(text) if text.isdigit() else 0
 
 
 def sidecar_name(snapshot):

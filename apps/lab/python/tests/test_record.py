@@ -78,6 +78,13 @@ class NamesTest(unittest.TestCase):
         self.assertEqual(files.snapshot_name(3, 120, "step"), "rank3_step120.pickle")
         self.assertEqual(files.snapshot_name(0, 7, "exit"), "rank0_step7_exit.pickle")
         self.assertEqual(files.snapshot_name(1, 8847, "oom"), "rank1_step8847_oom.pickle")
+        # After an elastic restart the steps count from 0 again: the names say which start.
+        self.assertEqual(files.snapshot_name(1, 5, "step", 0), "rank1_step5.pickle")
+        self.assertEqual(files.snapshot_name(1, 5, "step", 2), "rank1_restart2_step5.pickle")
+        self.assertEqual(files.snapshot_name(0, 9, "oom", 1), "rank0_restart1_step9_oom.pickle")
+        self.assertEqual(files.restart_from({"TORCHELASTIC_RESTART_COUNT": "3"}), 3)
+        self.assertEqual(files.restart_from({"TORCHELASTIC_RESTART_COUNT": "x"}), 0)
+        self.assertEqual(files.restart_from({}), 0)
         self.assertEqual(files.sidecar_name("rank1_step8847_oom.pickle"), "rank1_step8847_oom.json")
         self.assertEqual(files.rank_from({"RANK": "7"}), 7)
         self.assertIsNone(files.rank_from({}))
@@ -267,6 +274,20 @@ class RecorderTest(unittest.TestCase):
         )
         made._on_oom(0, 2**30, 2**34, 2**20)
         self.assertIn("rank0_step5_oom.pickle", os.listdir(made.settings.folder))
+
+    def test_a_rank_started_again_writes_beside_what_its_first_process_wrote(self):
+        torch = FakeTorch()
+        made = self.recorder(
+            torch, {"TORCHELASTIC_RESTART_COUNT": "1"}, **{files.ENV_EVERY_STEPS: "2"}
+        )
+        torch.initialize()
+        optimizer = Optimizer()
+        for _ in range(2):
+            torch.hooks[0](optimizer, (), {})
+        self.assertEqual(
+            sorted(os.listdir(made.settings.folder)),
+            ["rank0_restart1_step2.json", "rank0_restart1_step2.pickle"],
+        )
 
     def test_due_every_n_steps_or_s_seconds(self):
         made = self.recorder(FakeTorch(), **{files.ENV_EVERY_SECONDS: "10"})

@@ -235,7 +235,18 @@ function oneStep(
     );
     chosen = regular;
   }
-  return { chosen: exitOverStep(chosen), step };
+  return { chosen: exitOverStep(latestRestart(chosen)), step };
+}
+
+/** Of each rank's files, those of its latest restart (`record` counts steps per process). */
+function latestRestart<T extends { rank: number | null; restart?: number }>(
+  files: readonly T[],
+): T[] {
+  const latest = new Map<number | null, number>();
+  for (const file of files) {
+    latest.set(file.rank, Math.max(latest.get(file.rank) ?? 0, file.restart ?? 0));
+  }
+  return files.filter((file) => (file.restart ?? 0) === latest.get(file.rank));
 }
 
 /** Of one rank's snapshots at one step, which is read: its OOM one (it died), its exit one, the step's. */
@@ -257,11 +268,10 @@ function newestOfEachRank(
   const newest = new Map<number, Found>();
   for (const file of all) {
     const held = newest.get(file.rank!);
-    if (
-      held === undefined ||
-      file.step! > held.step! ||
-      (file.step === held.step && weight(file) > weight(held))
-    ) {
+    // A rank started again counts its steps from 0: its latest process's dumps are the newest.
+    const newer =
+      held === undefined ? 1 : (file.restart ?? 0) - (held.restart ?? 0) || file.step! - held.step!;
+    if (newer > 0 || (newer === 0 && weight(file) > weight(held!))) {
       newest.set(file.rank!, file);
     }
   }
@@ -269,8 +279,10 @@ function newestOfEachRank(
   if (steps.length > 1 || chosen.some((file) => file.oom)) {
     // Newest step first; at one step, the ranks read as usual, then those that died.
     const groups = new Map<string, Found[]>();
-    for (const file of [...chosen].sort((x, y) => y.step! - x.step! || x.rank! - y.rank!)) {
-      const key = `${file.step}${file.oom ? ' oom' : ''}`;
+    for (const file of [...chosen].sort(
+      (x, y) => (y.restart ?? 0) - (x.restart ?? 0) || y.step! - x.step! || x.rank! - y.rank!,
+    )) {
+      const key = `${file.step} ${file.restart ?? 0}${file.oom ? ' oom' : ''}`;
       groups.set(key, [...(groups.get(key) ?? []), file]);
     }
     const said = [...groups.values()].map((ranks) => {
@@ -280,7 +292,10 @@ function newestOfEachRank(
         : one
           ? ', its out-of-memory snapshot: it died'
           : ', their out-of-memory snapshots: they died';
-      return `rank${one ? '' : 's'} ${rankList(ranks.map((file) => file.rank!))} at step ${ranks[0]!.step}${died}`;
+      const again = ranks[0]!.restart
+        ? ` of ${one ? 'its' : 'their'} restart ${ranks[0]!.restart}`
+        : '';
+      return `rank${one ? '' : 's'} ${rankList(ranks.map((file) => file.rank!))} at step ${ranks[0]!.step}${again}${died}`;
     });
     notes.push(
       `each rank's newest snapshot, its steps counted by its own process (--step N reads step N of every rank): ${said.join('; ')}`,

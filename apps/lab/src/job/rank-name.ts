@@ -4,7 +4,8 @@
  * ranks as the output writes it.
  *
  * ```
- *  allot-lab    rankR_stepN.pickle, rankR_stepN_exit.pickle, rankR_stepN_oom.pickle (`record`)
+ *  allot-lab    rankR_stepN.pickle, rankR_stepN_exit.pickle, rankR_stepN_oom.pickle (`record`;
+ *               rankR_restartK_stepN... once torchrun has started the workers again K times)
  *  torchtitan   iteration_N[_exit]/rankR_memory_snapshot.pickle, step_N/RRRRRR_step_N.pickle
  *  Megatron     snapshot_R.pickle, NAME_rank-R.pickle, NAME_oom_rank-R.pickle (an OOM snapshot,
  *               Megatron-Bridge and NeMo), oom_rank-R_NAME.pickle (Megatron-LM's OOM snapshot)
@@ -39,6 +40,8 @@ export interface Named {
   readonly oom: boolean;
   /** A dump at the process's exit (`record`'s `_exit`): the last a rank writes of its step. */
   readonly exit?: boolean;
+  /** How many times the rank's process was started again before this one (`record`'s `_restartK`). */
+  readonly restart?: number;
   readonly naming: RankNaming | null;
 }
 
@@ -72,13 +75,15 @@ export function nameOf(path: string): Named {
   const fromFolders = folderStep(folders);
   const step = fromFolders.step ?? stepInName(name);
   let oom = fromFolders.oom;
-  let match = /^rank(\d+)_step(\d+)(?:_(exit|oom))?\.(?:pickle|pkl)(?:\.gz)?$/.exec(name);
+  let match =
+    /^rank(\d+)(?:_restart(\d+))?_step(\d+)(?:_(exit|oom))?\.(?:pickle|pkl)(?:\.gz)?$/.exec(name);
   if (match) {
     return {
       rank: Number(match[1]),
-      step: Number(match[2]),
-      oom: match[3] === 'oom',
-      exit: match[3] === 'exit',
+      step: Number(match[3]),
+      oom: match[4] === 'oom',
+      exit: match[4] === 'exit',
+      restart: Number(match[2] ?? 0),
       naming: 'allot-lab',
     };
   }
@@ -98,6 +103,34 @@ export function nameOf(path: string): Named {
   match = /rank[-_]?(\d+)/i.exec(name);
   if (match) return { rank: Number(match[1]), step, oom, naming: 'rank in the name' };
   return { rank: null, step, oom, naming: null };
+}
+
+/**
+ * The order in which a rank wrote two of its dumps, from their names: by the process's start (a
+ * rank started again counts its steps from 0), then by step (those whose names state none last),
+ * then within a step the dump at the step, the OOM dump, and the dump at exit. Negative when `a`
+ * came first.
+ */
+export function dumpOrder(
+  a: Pick<Named, 'step' | 'oom' | 'exit' | 'restart'>,
+  b: Pick<Named, 'step' | 'oom' | 'exit' | 'restart'>,
+): number {
+  const kind = (named: Pick<Named, 'oom' | 'exit'>) => (named.exit ? 2 : named.oom ? 1 : 0);
+  return (
+    (a.restart ?? 0) - (b.restart ?? 0) ||
+    (a.step ?? Number.POSITIVE_INFINITY) - (b.step ?? Number.POSITIVE_INFINITY) ||
+    kind(a) - kind(b)
+  );
+}
+
+/**
+ * The step a rank ran out of memory in, from its OOM dump's name, or null when the name is no OOM
+ * dump's or states no step. `record` names every dump by the steps taken (S), so its OOM dump's
+ * error came in step S + 1; torchtitan and the others name the step under way.
+ */
+export function oomStepOf(named: Pick<Named, 'step' | 'oom' | 'naming'>): number | null {
+  if (!named.oom || named.step === null) return null;
+  return named.naming === 'allot-lab' ? named.step + 1 : named.step;
 }
 
 /** A step the name states (`_step_N`, `stepN`), or null. */

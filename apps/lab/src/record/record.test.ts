@@ -309,7 +309,7 @@ except torch.cuda.OutOfMemoryError:
       deviceFreeBytes: 44 * 2 ** 20,
     });
     expect(recordLines(run.stderr).at(-1)).toMatch(
-      /rank 0 ran out of memory at step 2: allot-lab oom .*rank0_step2_oom\.pickle explains it/,
+      /rank 0 ran out of memory in step 3: allot-lab oom .*rank0_step2_oom\.pickle explains it/,
     );
     const oom = await allotLab(['oom', join(at.out, 'rank0_step2_oom.pickle'), '--quiet']);
     // PyTorch's error names the segment (102 MiB), the observer's size; the entry, the request.

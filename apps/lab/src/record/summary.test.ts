@@ -34,10 +34,22 @@ describe("record's closing line", () => {
       dump(10, 0, 5, 'exit'),
     ];
     expect(summaryLine(records, OUT)).toBe(
-      '7 snapshots of 2 ranks in /job/out (rank 0: 4 (steps 2, 4; out of memory at step 5; exit at step 5), ' +
-        'rank 1: 3 (steps 2, 4; exit at step 5)); rank 0 ran out of memory at step 5: ' +
+      '7 snapshots of 2 ranks in /job/out (rank 0: 4 (steps 2, 4; out of memory in step 6; exit at step 5), ' +
+        'rank 1: 3 (steps 2, 4; exit at step 5)); rank 0 ran out of memory in step 6: ' +
         'allot-lab oom /job/out/rank0_step5_oom.pickle explains it; ' +
         'allot-lab replay /job/out and allot-lab tune /job/out read them',
+    );
+  });
+
+  it('says when a rank was written by more than one process: torchrun started it again', () => {
+    const records: StatusRecord[] = [
+      dump(10, 0, 5, 'step'),
+      dump(10, 0, 7, 'oom'),
+      { ...dump(20, 0, 5, 'step'), file: 'rank0_restart1_step5.pickle' },
+      { ...dump(20, 0, 6, 'exit'), file: 'rank0_restart1_step6_exit.pickle' },
+    ];
+    expect(summaryLine(records, OUT)).toMatch(
+      /^4 snapshots of 1 rank in \/job\/out \(rank 0: 4, from 2 processes \(steps 5; out of memory in step 8; exit at step 6\)\); rank 0 ran out of memory in step 8/,
     );
   });
 

@@ -63,11 +63,15 @@ function rankText({ rank, dumps }: RankDumps): string {
   const parts: string[] = [];
   const steps = at('step');
   if (steps.length > 0) parts.push(`${steps.length === 1 ? 'step' : 'steps'} ${stepList(steps)}`);
-  const ooms = at('oom');
-  if (ooms.length > 0) parts.push(`out of memory at step ${stepList(ooms)}`);
+  // A dump is named by the steps taken: an OOM dump's error came in the step after.
+  const ooms = at('oom').map((step) => step + 1);
+  if (ooms.length > 0) parts.push(`out of memory in step ${stepList(ooms)}`);
   const exits = at('exit');
   if (exits.length > 0) parts.push(`exit at step ${formatCount(Math.max(...exits))}`);
-  return `rank ${rank}: ${formatCount(dumps.length)} (${parts.join('; ')})`;
+  // A rank torchrun started again: each process counts its steps from 0 (its files say _restartK).
+  const processes = new Set(dumps.map((dump) => dump.pid)).size;
+  const from = processes > 1 ? `, from ${formatCount(processes)} processes` : '';
+  return `rank ${rank}: ${formatCount(dumps.length)}${from} (${parts.join('; ')})`;
 }
 
 /** The snapshots written, by rank, in one line. */
@@ -86,7 +90,7 @@ function recorded(ranks: readonly RankDumps[], out: string): string {
   const died =
     oom.length === 0
       ? ''
-      : `; rank ${oom[0]!.rank} ran out of memory at step ${formatCount(oom[0]!.step ?? 0)}` +
+      : `; rank ${oom[0]!.rank} ran out of memory in step ${formatCount((oom[0]!.step ?? 0) + 1)}` +
         (oom.length > 1 ? ` (and ${plural(oom.length - 1, 'other snapshot')} at an OOM)` : '') +
         `: allot-lab oom ${join(out, oom[0]!.file ?? '')} explains it`;
   return (

@@ -12,7 +12,7 @@ function state(): LiveState {
       {
         rank: 3,
         device: 0,
-        file: 'rank3_step10_oom.pickle',
+        file: 'rank3_step9_oom.pickle',
         step: 10,
         dumps: 2,
         stats: {
@@ -38,7 +38,7 @@ function state(): LiveState {
           },
           {
             step: 10,
-            file: 'rank3_step10_oom.pickle',
+            file: 'rank3_step9_oom.pickle',
             recordedPeakBytes: null,
             peakReservedBytes: 1000,
             reservedBytes: 900,
@@ -46,7 +46,7 @@ function state(): LiveState {
             advisedPeakReservedBytes: 800,
           },
         ],
-        diedAt: { file: 'rank3_step10_oom.pickle', step: 10 },
+        diedAt: { file: 'rank3_step9_oom.pickle', step: 10 },
       },
     ],
     advice: {
@@ -63,7 +63,7 @@ function state(): LiveState {
     ooms: [
       {
         rank: 3,
-        file: 'rank3_step10_oom.pickle',
+        file: 'rank3_step9_oom.pickle',
         step: 10,
         oom: {
           recorded: {

@@ -13,7 +13,7 @@
  */
 import { readdir, stat } from 'node:fs/promises';
 import { join, relative } from 'node:path';
-import { nameOf } from '../job/rank-name';
+import { dumpOrder, nameOf, oomStepOf } from '../job/rank-name';
 import type { FoundDump } from './watched-job';
 
 /** How deep the folder is searched, as a job's folder is (job/layout.ts). */
@@ -65,14 +65,14 @@ export class FolderPoll {
   constructor(readonly root: string) {}
 
   /**
-   * The files complete since the last call, in the order a rank wrote them: by step (those whose
-   * names state none last), within a step the dumps at steps, then the OOM dump, then the dump at
-   * exit, then by rank, then time. With `settled`, a file counts as complete at once (`--once`:
+   * The files complete since the last call, in the order ranks wrote them (`dumpOrder`: by the
+   * process's restart, by step, then the dump at the step, the OOM dump and the dump at exit), then
+   * by rank, then time. With `settled`, a file counts as complete at once (`--once`:
    * the job is over).
    */
   async poll(settled = false): Promise<FoundDump[]> {
     const now = await listFiles(this.root);
-    const ready: (FoundDump & { order: number; mtimeMs: number })[] = [];
+    const ready: (FoundDump & { mtimeMs: number })[] = [];
     for (const [path, seen] of now) {
       if (seen.size === 0 || sameFile(this.read.get(path), seen)) continue;
       if (!settled && !sameFile(this.last.get(path), seen)) continue;
@@ -85,19 +85,15 @@ export class FolderPoll {
         rank: named.rank ?? 0,
         step: named.step,
         oom: named.oom,
-        order: named.exit ? 2 : named.oom ? 1 : 0,
+        ...(named.exit ? { exit: true } : {}),
+        ...(named.restart ? { restart: named.restart } : {}),
+        ...(named.oom ? { oomStep: oomStepOf(named) } : {}),
         mtimeMs: seen.mtimeMs,
       });
     }
     this.last = now;
     return ready
-      .sort(
-        (a, b) =>
-          (a.step ?? Number.POSITIVE_INFINITY) - (b.step ?? Number.POSITIVE_INFINITY) ||
-          a.order - b.order ||
-          a.rank - b.rank ||
-          a.mtimeMs - b.mtimeMs,
-      )
-      .map(({ order: _, mtimeMs: __, ...found }) => found);
+      .sort((a, b) => dumpOrder(a, b) || a.rank - b.rank || a.mtimeMs - b.mtimeMs)
+      .map(({ mtimeMs: _, ...found }) => found);
   }
 }

@@ -76,6 +76,7 @@ export interface RingJobOptions {
 /** One dump of the job, in the order the job writes them. */
 export interface PlannedDump {
   readonly rank: number;
+  /** The step in its name: the steps taken (`record`'s names), or torchtitan's step under way. */
   readonly step: number;
   readonly kind: 'step' | 'exit' | 'oom';
   /** The file's path under the job's folder. */
@@ -503,11 +504,14 @@ export async function ringJob(options: RingJobOptions): Promise<RingJob> {
       const cut = step === oomStep ? oom!.cut : plan.cuts[step - 1]!.cut;
       const kind = step === oomStep ? 'oom' : step === steps ? 'exit' : 'step';
       if (kind === 'step' && step % every !== 0) continue;
+      // The recorder names a dump by the steps taken: its OOM dump's error came in the next step.
+      // torchtitan names the step under way.
+      const named = kind === 'oom' && options.naming !== 'torchtitan' ? step - 1 : step;
       dumps.push({
         rank: plan.rank,
-        step,
+        step: named,
         kind,
-        path: dumpPath(options.naming, plan.rank, step, kind),
+        path: dumpPath(options.naming, plan.rank, named, kind),
         from: Math.max(0, cut - plan.maxEntries),
         to: cut,
       });

@@ -189,10 +189,11 @@ describe("a folder's complete files", () => {
     rmSync(root, { recursive: true });
   });
 
-  it('orders what it finds as ranks wrote it: by step, in a step the OOM dump then the exit dump, then by rank', async () => {
+  it('orders what it finds as ranks wrote it: by restart, by step, in a step the OOM dump then the exit dump, then by rank', async () => {
     const root = mkdtempSync(join(tmpdir(), 'allot-poll-'));
     for (const name of [
       'rank1_step8.pickle',
+      'rank0_restart1_step4.pickle',
       'rank0_step8_exit.pickle',
       'rank0_step8_oom.pickle',
       'rank0_step4.pickle',
@@ -209,6 +210,8 @@ describe("a folder's complete files", () => {
       'rank0_step8_oom.pickle',
       'rank0_step8_exit.pickle',
       'snapshot_oom_observer_rank2_pid1_2.pickle',
+      // Started again by torchrun: its steps count from 0, after all the first processes wrote.
+      'rank0_restart1_step4.pickle',
     ]);
     rmSync(root, { recursive: true });
   });

@@ -262,6 +262,27 @@ if (!present) {
       expect(draws.at(-1)).toMatch(/gap in the timeline.*\n rank {2}step.*\n {4}0 {5}8 /s);
     }, 300_000);
 
+    it('reads the dumps of a rank started again after those of its first process, a gap between', async () => {
+      const job = await ringJob({ ranks: [{ recording: TRAIN }], steps: 8, every: 4 });
+      const folder = jobFolder();
+      for (const dump of job.dumps) await job.write(dump, folder);
+      // torchrun started the rank again: its new process counts steps from 0 (its first dump here
+      // is a copy of the first process's step 4, which the ring buffer cannot join).
+      writeFileSync(
+        join(folder, 'rank0_restart1_step4.pickle'),
+        readFileSync(join(folder, job.dumps[0]!.path)),
+      );
+      const { stdout, stderr } = await runLab(['watch', folder, '--once', '--json']);
+      expect(stderr).not.toContain('skipped');
+      const lines = jsonLines(stdout);
+      expect(lines.map((line) => line.file)).toEqual([
+        ...job.dumps.map((dump) => dump.path),
+        'rank0_restart1_step4.pickle',
+      ]);
+      expect(lines.at(-1)).toMatchObject({ rank: 0, step: 4 });
+      expect(lines.at(-1)!.gap).toBe("the dump's window does not reach back to the dump before it");
+    }, 300_000);
+
     it('shows a rank only once its first dump is replayed, however often a page asks meanwhile', async () => {
       const job = await ringJob({ ranks: [{ recording: TRAIN }], steps: 8, every: 4 });
       const folder = jobFolder();

@@ -26,6 +26,7 @@ import type { SettingFigures } from '../job/advice';
 import { adviseJob, type JobAdvice } from '../job/advice';
 import { jobCandidates } from '../job/candidates';
 import { failureOf } from '../job/rank';
+import { dumpOrder } from '../job/rank-name';
 import { tracePostMortem } from '../oom-command';
 import type { LiveRank, LiveTrendPoint } from '../ui/live-data';
 import type { Dump } from './dump-entries';
@@ -41,6 +42,12 @@ export interface FoundDump {
   readonly rank: number;
   readonly step: number | null;
   readonly oom: boolean;
+  /** A dump at the process's exit. */
+  readonly exit?: boolean;
+  /** The rank's process was started again this many times before the one that wrote it. */
+  readonly restart?: number;
+  /** An OOM dump's step of the error, where its name says (`oomStepOf`). */
+  readonly oomStep?: number | null;
 }
 
 /** One point of a rank's trend: a dump's step, the memory then, and the peaks so far. */
@@ -88,6 +95,8 @@ interface RankState {
   device: number;
   file: string;
   step: number | null;
+  /** The restart of the rank's process its latest dump came from. */
+  restart: number;
   dumps: number;
   stats: DumpStats;
   trend: TrendPoint[];
@@ -131,12 +140,13 @@ export class WatchedJob {
       state !== undefined &&
       state.step !== null &&
       found.step !== null &&
-      found.step < state.step
+      dumpOrder({ ...found, oom: false, exit: false }, { ...state, oom: false }) < 0
     ) {
+      const merged = state.restart > 0 ? ` of its restart ${state.restart}` : '';
       return [
         this.skip(
           found.file,
-          `older than step ${state.step}, which rank ${found.rank} has already merged`,
+          `older than step ${state.step}${merged}, which rank ${found.rank} has already merged`,
         ),
       ];
     }
@@ -156,11 +166,12 @@ export class WatchedJob {
     rank.device = dump.device;
     rank.file = found.file;
     rank.step = found.step ?? rank.step;
+    rank.restart = found.restart ?? 0;
     rank.dumps++;
     rank.stats = dumpStats(dump.segments, dump.device);
     const updates: WatchUpdate[] = [];
     if ((dump.trace.recordedOoms?.length ?? 0) > 0 && rank.diedAt === null) {
-      rank.diedAt = { file: found.file, step: found.step };
+      rank.diedAt = { file: found.file, step: found.oomStep ?? null };
       updates.push(await this.postMortem(found, dump.trace, rank));
     }
     this.latestAdvice = this.advise();
@@ -212,6 +223,7 @@ export class WatchedJob {
       device: dump.device,
       file: '',
       step: null,
+      restart: 0,
       dumps: 0,
       stats: dumpStats(undefined, dump.device),
       trend: [],
@@ -249,7 +261,7 @@ export class WatchedJob {
       type: 'oom' as const,
       rank: found.rank,
       file: found.file,
-      step: found.step,
+      step: found.oomStep ?? null,
       oom: figures[0]!,
       recordedConf: typeof conf === 'string' ? conf : null,
     };
