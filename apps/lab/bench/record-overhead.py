@@ -1,7 +1,7 @@
 """What `allot-lab record`'s recorder costs the job it records.
 
     python3 apps/lab/bench/record-overhead.py startup  [--rounds 40]
-    python3 apps/lab/bench/record-overhead.py training [--rounds 3] [--steps 200] [--every-steps 50]
+    python3 apps/lab/bench/record-overhead.py training [--rounds 2] [--steps 60] [--every-steps 20]
 
 startup: the CPU time of a Python process that does nothing (`python3 -c pass`), without the
   recorder and with it (its folder first on PYTHONPATH and record's environment set, as
@@ -154,14 +154,15 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("what", nargs="?", choices=["startup", "training"], default="startup")
     parser.add_argument("--rounds", type=int)
-    parser.add_argument("--steps", type=int, default=200)
-    parser.add_argument("--every-steps", type=int, default=50)
+    # A step of the training loop takes about 0.2 s on an H100: 8 processes of 80 steps, about 4 min.
+    parser.add_argument("--steps", type=int, default=60)
+    parser.add_argument("--every-steps", type=int, default=20)
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         train(args.steps, warmup=20)
     elif args.what == "training":
-        training(args.rounds or 3, args.steps, args.every_steps)
+        training(args.rounds or 2, args.steps, args.every_steps)
     else:
         startup(args.rounds or 40)
 
