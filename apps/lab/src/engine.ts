@@ -64,7 +64,7 @@ export {
   type SettingGroup,
   settingGroups,
 } from './job/job-notes';
-export { isTraceName, nameOf, type RankNaming } from './job/rank-name';
+export { isTraceName, nameOf, newestOfEachRank, type RankNaming } from './job/rank-name';
 export { canonicalOf, describeTrace } from './replay-rows';
 export type { Fidelity, LabResults, TorchFigures, WorkloadResult } from './run';
 export {

@@ -12,6 +12,8 @@
  * - a job with an unreadable rank names it in words, and advises over the others;
  * - an out-of-memory error under a per-process fraction gets the wall `oom` gives it, from the
  *   recorder's sidecar given beside the snapshot;
+ * - a folder `allot-lab record` wrote is a job of each rank's newest dump, predicted as
+ *   `replay DIR` predicts it;
  * - a recording 0 s long is drawn on its events; the file's line says how its events came from its
  *   trace entries; the pool's last event is said to be the last.
  *
@@ -88,6 +90,20 @@ afterAll(() => {
 });
 
 /**
+ * A four-rank job as `allot-lab record` writes it (`watch-demo.js --fraction`: a dump every 4
+ * steps of every rank, sidecars beside rank 3's, which runs out of memory under a per-process
+ * memory fraction), made once: its folder.
+ */
+function recordedJob(): Promise<string> {
+  return once('recorded-job', async () => {
+    const dir = join(scratchDir(), 'memory-snapshots');
+    const args = [demo, dir, '--delay', '0', '--fraction', '--stack-depth', '0'];
+    await promisify(execFile)(process.execPath, args);
+    return dir;
+  });
+}
+
+/**
  * What the command line answers does not depend on the page's width: each question is asked once,
  * by the first width's test, and both widths check the page against that answer.
  */
@@ -142,17 +158,7 @@ describe.skipIf(!hasChromium || !haveRecordings).each(WIDTHS)('the web app at %i
     const { pickle, stated } = await once('fraction', async () => {
       // Rank 3 of the generated job runs out under a per-process memory fraction: its snapshot
       // says most of the card was free; the sidecar beside it states the fraction.
-      const dir = join(scratchDir(), 'fraction');
-      await promisify(execFile)(process.execPath, [
-        demo,
-        dir,
-        '--delay',
-        '0',
-        '--fraction',
-        '--stack-depth',
-        '0',
-      ]);
-      const pickle = join(dir, 'rank3_step9_oom.pickle');
+      const pickle = join(await recordedJob(), 'rank3_step9_oom.pickle');
       return { pickle, stated: await cliJson(['oom', pickle, '--quiet']) };
     });
     const oom = stated.json.traces[0].oom as { capacityBytes: number; capacitySource: string };
@@ -168,6 +174,26 @@ describe.skipIf(!hasChromium || !haveRecordings).each(WIDTHS)('the web app at %i
     );
     // One file opened: the sidecar is not a trace.
     await expect(opened.locator('[data-testid="file"]').count()).resolves.toBe(1);
+    await done(opened);
+  });
+
+  it("opens a folder allot-lab record wrote as a job of each rank's newest dump, as replay DIR does", async () => {
+    const { dir, replayed } = await once('record-folder', async () => {
+      const dir = await recordedJob();
+      return { dir, replayed: await cliJson(['replay', dir, '--no-report', '--quiet']) };
+    });
+    const opened = await page();
+    await opened.getByTestId('folder-input').setInputFiles(dir);
+    const panel = opened.getByTestId('job-panel');
+    await panel.getByTestId('job-worst').waitFor({ timeout: 90_000 });
+    const predicted = (await panel
+      .locator('[data-testid="job-rank"] td[data-bytes]')
+      .evaluateAll((cells) =>
+        cells.map((cell) => Number(cell.getAttribute('data-bytes'))),
+      )) as number[];
+    const ranks = replayed.json.ranks as { replayed: { peakReservedBytes: number } }[];
+    expect(ranks).toHaveLength(4);
+    expect(predicted).toEqual(ranks.map((rank) => rank.replayed.peakReservedBytes));
     await done(opened);
   });
 

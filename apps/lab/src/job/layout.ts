@@ -26,7 +26,7 @@ import { existsSync, readdirSync, statSync } from 'node:fs';
 import { isAbsolute, relative, resolve } from 'node:path';
 import { UsageError } from '../options';
 import { expandGlob, isGlob } from './glob';
-import { isTraceName, type Named, nameOf, type RankNaming, rankList } from './rank-name';
+import { isTraceName, type Named, nameOf, newestOfEachRank, type RankNaming } from './rank-name';
 
 export { nameOf, type RankNaming } from './rank-name';
 
@@ -160,7 +160,7 @@ export function findRanks(
   const notes: string[] = [];
   const { chosen, step } =
     wantedStep === null && all.length > 0 && all.every((file) => file.naming === 'allot-lab')
-      ? newestOfEachRank(all, steps, notes)
+      ? newestOfEachRank(all, notes)
       : oneStep(all, steps, wantedStep, files, notes);
   const named = chosen.every((file) => file.rank !== null);
   let naming: RankNaming = 'sorted order';
@@ -247,62 +247,6 @@ function latestRestart<T extends { rank: number | null; restart?: number }>(
     latest.set(file.rank, Math.max(latest.get(file.rank) ?? 0, file.restart ?? 0));
   }
   return files.filter((file) => (file.restart ?? 0) === latest.get(file.rank));
-}
-
-/** Of one rank's snapshots at one step, which is read: its OOM one (it died), its exit one, the step's. */
-function weight(file: Found): number {
-  return file.oom ? 2 : EXIT_NAME.test(file.path) ? 1 : 0;
-}
-
-/**
- * `record` counts steps per process, so a rank that died, or lagged, ends at another step than the
- * others: each rank's newest snapshot is read (of one step, its out-of-memory one, then its exit
- * one), and a note says which step each rank was read at. The step is the ranks' one, or null when
- * they differ.
- */
-function newestOfEachRank(
-  all: readonly Found[],
-  steps: readonly number[],
-  notes: string[],
-): { chosen: Found[]; step: number | null } {
-  const newest = new Map<number, Found>();
-  for (const file of all) {
-    const held = newest.get(file.rank!);
-    // A rank started again counts its steps from 0: its latest process's dumps are the newest.
-    const newer =
-      held === undefined ? 1 : (file.restart ?? 0) - (held.restart ?? 0) || file.step! - held.step!;
-    if (newer > 0 || (newer === 0 && weight(file) > weight(held!))) {
-      newest.set(file.rank!, file);
-    }
-  }
-  const chosen = [...newest.values()];
-  if (steps.length > 1 || chosen.some((file) => file.oom)) {
-    // Newest step first; at one step, the ranks read as usual, then those that died.
-    const groups = new Map<string, Found[]>();
-    for (const file of [...chosen].sort(
-      (x, y) => (y.restart ?? 0) - (x.restart ?? 0) || y.step! - x.step! || x.rank! - y.rank!,
-    )) {
-      const key = `${file.step} ${file.restart ?? 0}${file.oom ? ' oom' : ''}`;
-      groups.set(key, [...(groups.get(key) ?? []), file]);
-    }
-    const said = [...groups.values()].map((ranks) => {
-      const one = ranks.length === 1;
-      const died = !ranks[0]!.oom
-        ? ''
-        : one
-          ? ', its out-of-memory snapshot: it died'
-          : ', their out-of-memory snapshots: they died';
-      const again = ranks[0]!.restart
-        ? ` of ${one ? 'its' : 'their'} restart ${ranks[0]!.restart}`
-        : '';
-      return `rank${one ? '' : 's'} ${rankList(ranks.map((file) => file.rank!))} at step ${ranks[0]!.step}${again}${died}`;
-    });
-    notes.push(
-      `each rank's newest snapshot, its steps counted by its own process (--step N reads step N of every rank): ${said.join('; ')}`,
-    );
-  }
-  const first = chosen[0]?.step ?? null;
-  return { chosen, step: chosen.every((file) => file.step === first) ? first : null };
 }
 
 /** `record`'s exit snapshot of a rank (`rankR_stepN_exit.pickle`). */

@@ -133,6 +133,64 @@ export function oomStepOf(named: Pick<Named, 'step' | 'oom' | 'naming'>): number
   return named.naming === 'allot-lab' ? named.step + 1 : named.step;
 }
 
+/** Of one rank's dumps of one step, which is read: its OOM one (it died), its exit one, the step's. */
+function weight(file: Named): number {
+  return file.oom ? 2 : file.exit ? 1 : 0;
+}
+
+/**
+ * Each rank's newest dump of `record`'s names. `record` counts steps per process, so a rank that
+ * died, or lagged, or was started again, ends at another step than the others: each rank's latest
+ * restart, its highest step, and of one step its out-of-memory dump, then its exit one. A note says
+ * which step each rank was read at (pushed to `notes` when the steps differ or a rank died). The
+ * step is the ranks' one, or null when they differ. Browser-safe: the web app chooses a folder's
+ * files with it too.
+ */
+export function newestOfEachRank<T extends Named>(
+  all: readonly T[],
+  notes: string[],
+): { chosen: T[]; step: number | null } {
+  const newest = new Map<number, T>();
+  for (const file of all) {
+    const held = newest.get(file.rank!);
+    // A rank started again counts its steps from 0: its latest process's dumps are the newest.
+    const newer =
+      held === undefined ? 1 : (file.restart ?? 0) - (held.restart ?? 0) || file.step! - held.step!;
+    if (newer > 0 || (newer === 0 && weight(file) > weight(held!))) {
+      newest.set(file.rank!, file);
+    }
+  }
+  const chosen = [...newest.values()];
+  const steps = new Set(all.map((file) => file.step));
+  if (steps.size > 1 || chosen.some((file) => file.oom)) {
+    // Newest step first; at one step, the ranks read as usual, then those that died.
+    const groups = new Map<string, T[]>();
+    for (const file of [...chosen].sort(
+      (x, y) => (y.restart ?? 0) - (x.restart ?? 0) || y.step! - x.step! || x.rank! - y.rank!,
+    )) {
+      const key = `${file.step} ${file.restart ?? 0}${file.oom ? ' oom' : ''}`;
+      groups.set(key, [...(groups.get(key) ?? []), file]);
+    }
+    const said = [...groups.values()].map((ranks) => {
+      const one = ranks.length === 1;
+      const died = !ranks[0]!.oom
+        ? ''
+        : one
+          ? ', its out-of-memory snapshot: it died'
+          : ', their out-of-memory snapshots: they died';
+      const again = ranks[0]!.restart
+        ? ` of ${one ? 'its' : 'their'} restart ${ranks[0]!.restart}`
+        : '';
+      return `rank${one ? '' : 's'} ${rankList(ranks.map((file) => file.rank!))} at step ${ranks[0]!.step}${again}${died}`;
+    });
+    notes.push(
+      `each rank's newest snapshot, its steps counted by its own process (--step N reads step N of every rank): ${said.join('; ')}`,
+    );
+  }
+  const first = chosen[0]?.step ?? null;
+  return { chosen, step: chosen.every((file) => file.step === first) ? first : null };
+}
+
 /** A step the name states (`_step_N`, `stepN`), or null. */
 function stepInName(name: string): number | null {
   const match = /(?:^|_)step_?(\d+)(?=[_.])/.exec(name);
