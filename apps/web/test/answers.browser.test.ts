@@ -27,7 +27,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { formatBytes } from '@allot/lab/engine';
 import { findTracesDir } from '@allot/workloads/node';
-import type { BrowserContext, Page } from 'playwright-core';
+import type { BrowserContext, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromiumOrSkip, launchChromium } from '../../lab/test/chromium';
 import { cli, onlyFrom, serve, tab } from './app-tab';
@@ -66,6 +66,18 @@ async function cliJson(args: readonly string[], cwd?: string) {
       stderr: failed.stderr,
     };
   }
+}
+
+/** The job panel's predicted peak of each rank, in bytes, in its rows' order. */
+function predictedPeaks(panel: Locator): Promise<number[]> {
+  return panel
+    .locator('[data-testid="job-rank"] td[data-bytes]')
+    .evaluateAll((cells) => cells.map((cell) => Number(cell.getAttribute('data-bytes'))));
+}
+
+/** `replay DIR --json`'s predicted peak of each rank under its recorded settings. */
+function replayPeaks(json: { ranks: { replayed: { peakReservedBytes: number } }[] }): number[] {
+  return json.ranks.map((rank) => rank.replayed.peakReservedBytes);
 }
 
 /** A folder of two ranks in torchtitan's layout, from `rank0` and `rank1`'s bytes. */
@@ -186,14 +198,8 @@ describe.skipIf(!hasChromium || !haveRecordings).each(WIDTHS)('the web app at %i
     await opened.getByTestId('folder-input').setInputFiles(dir);
     const panel = opened.getByTestId('job-panel');
     await panel.getByTestId('job-worst').waitFor({ timeout: 90_000 });
-    const predicted = (await panel
-      .locator('[data-testid="job-rank"] td[data-bytes]')
-      .evaluateAll((cells) =>
-        cells.map((cell) => Number(cell.getAttribute('data-bytes'))),
-      )) as number[];
-    const ranks = replayed.json.ranks as { replayed: { peakReservedBytes: number } }[];
-    expect(ranks).toHaveLength(4);
-    expect(predicted).toEqual(ranks.map((rank) => rank.replayed.peakReservedBytes));
+    expect(replayed.json.ranks).toHaveLength(4);
+    expect(await predictedPeaks(panel)).toEqual(replayPeaks(replayed.json));
     await done(opened);
   });
 
@@ -250,13 +256,7 @@ describe.skipIf(!hasChromium || !haveRecordings).each(WIDTHS)('the web app at %i
     expect(refused.stderr).toMatch(sentence);
     await expect(mixed.textContent()).resolves.toMatch(new RegExp(sentence.source, 'i'));
     // Each rank predicted under the settings it recorded, as replay DIR predicts it.
-    const predicted = (await panel
-      .locator('[data-testid="job-rank"] td[data-bytes]')
-      .evaluateAll((cells) =>
-        cells.map((cell) => Number(cell.getAttribute('data-bytes'))),
-      )) as number[];
-    const cliRanks = replayed.json.ranks as { replayed: { peakReservedBytes: number } }[];
-    expect(predicted).toEqual(cliRanks.map((rank) => rank.replayed.peakReservedBytes));
+    expect(await predictedPeaks(panel)).toEqual(replayPeaks(replayed.json));
     const spread = Number(await panel.getByTestId('job-spread').getAttribute('data-bytes'));
     expect(spread).toBe(replayed.json.spread.maxBytes - replayed.json.spread.minBytes);
     expect(spread).toBeGreaterThan(0);
