@@ -33,7 +33,7 @@ export {
 export type { LayoutView, RowResult, Series } from './analysis/measure';
 export { type GroupBy, type GrownGroup, grownGroups, peakGroupsOf } from './analysis/peak-groups';
 export { BLOCK_FIELDS, type PoolState, PoolStepper } from './analysis/pool-stepper';
-export { sidecarPath, withSidecar } from './analysis/sidecar';
+export { MAX_SIDECAR_BYTES, sidecarPath, withSidecar } from './analysis/sidecar';
 export {
   liveBlocksAt,
   type StackNode,

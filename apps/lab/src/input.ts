@@ -15,7 +15,7 @@ import {
 } from '@allot/workloads';
 import { readTraces } from '@allot/workloads/node';
 import { cardTooSmall } from './analysis/advice';
-import { sidecarPath, withSidecar } from './analysis/sidecar';
+import { MAX_SIDECAR_BYTES, sidecarPath, withSidecar } from './analysis/sidecar';
 import { fileErrorMeaning } from './failure';
 import { UsageError } from './options';
 import { formatBytes } from './units';
@@ -58,9 +58,6 @@ export function inputLimits(maxInput: number | null): { maxBytes?: number; maxEv
   };
 }
 
-/** The largest sidecar read. */
-const MAX_SIDECAR_BYTES = 1 << 20;
-
 /**
  * The text of the sidecar `allot-lab record` wrote beside the snapshot at `path` (the card and the
  * per-process memory fraction: `analysis/sidecar.ts`), or null when there is none.
@@ -69,7 +66,6 @@ export async function sidecarOf(path: string): Promise<string | null> {
   const beside = sidecarPath(path);
   if (beside === null) return null;
   try {
-    // A sidecar is a few kilobytes: a large file of that name is something else.
     if ((await stat(beside)).size > MAX_SIDECAR_BYTES) return null;
     return await readFile(beside, 'utf8');
   } catch {

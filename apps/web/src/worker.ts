@@ -14,6 +14,7 @@ import {
   adviceOf,
   describeDevice,
   formatBytes,
+  MAX_SIDECAR_BYTES,
   recordedCard,
   streamTraces,
   type Trace,
@@ -46,8 +47,6 @@ const scope = self as unknown as Scope;
 
 /** Progress goes to the page at most this often (ms), and once at the end. */
 const PROGRESS_EVERY = 100;
-/** The largest sidecar read. */
-const MAX_SIDECAR_BYTES = 1 << 20;
 
 /** The bytes of `source`: its name, length when known, and chunks (a web stream is read as one). */
 async function bytesOf(source: FileSource): Promise<{
@@ -101,7 +100,6 @@ function engine(): void {
       },
     });
     if (source.kind === 'file' && source.sidecar !== undefined) {
-      // A sidecar is a few kilobytes: a large file of that name is something else.
       const text = source.sidecar.size <= MAX_SIDECAR_BYTES ? await source.sidecar.text() : '';
       return { name, traces: traces.map((trace) => withSidecar(trace, text)) };
     }

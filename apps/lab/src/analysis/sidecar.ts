@@ -16,6 +16,9 @@
  */
 import type { TraceMeta } from '@allot/workloads';
 
+/** The largest sidecar read: one is a few kilobytes, and a large file of its name is something else. */
+export const MAX_SIDECAR_BYTES = 1 << 20;
+
 /** The sidecar's format, as the bootstrap writes it. */
 const SIDECAR_FORMAT = 'allot-lab-record';
 

@@ -12,6 +12,7 @@
  * ```
  */
 import { join } from 'node:path';
+import { oomStepOf } from '../job/rank-name';
 import { formatCount } from '../units';
 
 /** One status record (one line of a process's status file). */
@@ -41,6 +42,11 @@ export function parseStatus(text: string): StatusRecord[] {
   return records;
 }
 
+/** The step an OOM dump's error came in: `record` names a dump by the steps taken (`oomStepOf`). */
+function oomStep(step: number): number {
+  return oomStepOf({ step, oom: true, naming: 'allot-lab' })!;
+}
+
 function plural(count: number, one: string, many = `${one}s`): string {
   return `${formatCount(count)} ${count === 1 ? one : many}`;
 }
@@ -63,8 +69,7 @@ function rankText({ rank, dumps }: RankDumps): string {
   const parts: string[] = [];
   const steps = at('step');
   if (steps.length > 0) parts.push(`${steps.length === 1 ? 'step' : 'steps'} ${stepList(steps)}`);
-  // A dump is named by the steps taken: an OOM dump's error came in the step after.
-  const ooms = at('oom').map((step) => step + 1);
+  const ooms = at('oom').map(oomStep);
   if (ooms.length > 0) parts.push(`out of memory in step ${stepList(ooms)}`);
   const exits = at('exit');
   if (exits.length > 0) parts.push(`exit at step ${formatCount(Math.max(...exits))}`);
@@ -90,7 +95,7 @@ function recorded(ranks: readonly RankDumps[], out: string): string {
   const died =
     oom.length === 0
       ? ''
-      : `; rank ${oom[0]!.rank} ran out of memory in step ${formatCount((oom[0]!.step ?? 0) + 1)}` +
+      : `; rank ${oom[0]!.rank} ran out of memory in step ${formatCount(oomStep(oom[0]!.step ?? 0))}` +
         (oom.length > 1 ? ` (and ${plural(oom.length - 1, 'other snapshot')} at an OOM)` : '') +
         `: allot-lab oom ${join(out, oom[0]!.file ?? '')} explains it`;
   return (
