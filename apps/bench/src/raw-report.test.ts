@@ -1,9 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { rawWorkloads } from './raw-plan';
 import {
+  addedAgainstPeer,
   byRound,
   growthAgainstPeer,
   growthByRound,
+  growthGrid,
   peerRatios,
   RAW_BLOCK,
   RAW_TARGET_ROWS,
@@ -89,6 +91,19 @@ describe('raw figures', () => {
     });
     expect(growthByRound(r, 'buddy')).toEqual([2, 4, 2]);
     expect(growthAgainstPeer(r, 'buddy')).toEqual([2 / 3, 4 / 3, 2 / 3]);
+  });
+
+  it('compare the time each row adds with the time the wasm TLSF adds, round by round', () => {
+    const r = run({
+      ...peers,
+      buddy: { 'random-5k': [50, 50, 50], 'random-100k': [100, 200, 100] },
+    });
+    // buddy adds 50, 150 and 50 ns; as-tlsf adds 200, 200 and 400 (its quotient is 3 each round).
+    expect(addedAgainstPeer(r, 'buddy')).toEqual([0.25, 0.75, 0.125]);
+    const grid = growthGrid(r);
+    const buddy = grid.rows.find((row) => row[0] === 'buddy')!;
+    expect(grid.headers.slice(-2)).toEqual(['added ns/op', "÷ as-tlsf's added"]);
+    expect(buddy.at(-2)).toBe('50.0');
   });
 });
 

@@ -91,13 +91,25 @@ export function peerRatios(
   return ratiosByRound(byRound(run, allocator, workload), byRound(run, peer, workload));
 }
 
-/** ns per call on random-100k over ns per call on random-5k in each round; null where unmeasured. */
-function growthOf(run: RawRun, allocator: string): (number | null)[] {
+/**
+ * `combine(ns on random-100k, ns on random-5k)` in each round, per call; null where either is
+ * unmeasured.
+ */
+function acrossOf(
+  run: RawRun,
+  allocator: string,
+  combine: (to: number, from: number) => number,
+): (number | null)[] {
   const from = byRound(run, allocator, GROWTH_FROM);
   return byRound(run, allocator, GROWTH_TO).map((to, r) => {
     const f = from[r];
-    return to != null && f != null ? to / f : null;
+    return to != null && f != null ? combine(to, f) : null;
   });
+}
+
+/** ns per call on random-100k over ns per call on random-5k in each round; null where unmeasured. */
+function growthOf(run: RawRun, allocator: string): (number | null)[] {
+  return acrossOf(run, allocator, (to, from) => to / from);
 }
 
 /** ns per call on random-100k over ns per call on random-5k, in each round that measured both. */
@@ -108,6 +120,20 @@ export function growthByRound(run: RawRun, allocator: string): number[] {
 /** The row's growth divided by the wasm TLSF's, in each round. */
 export function growthAgainstPeer(run: RawRun, allocator: string): number[] {
   return ratiosByRound(growthOf(run, allocator), growthOf(run, AS_TLSF));
+}
+
+/** ns per call on random-100k less ns per call on random-5k in each round; null where unmeasured. */
+function addedOf(run: RawRun, allocator: string): (number | null)[] {
+  return acrossOf(run, allocator, (to, from) => to - from);
+}
+
+/**
+ * The ns per call the row adds from random-5k to random-100k over what the wasm TLSF adds, in each
+ * round. Beside the growth quotient: a row twice as fast as the peer on random-5k that pays the
+ * same cache misses on random-100k shows a higher quotient but the same added time.
+ */
+export function addedAgainstPeer(run: RawRun, allocator: string): number[] {
+  return ratiosByRound(addedOf(run, allocator), addedOf(run, AS_TLSF));
 }
 
 const ratio = (value: number): string => `${value.toFixed(2)}×`;
@@ -226,6 +252,8 @@ export function growthGrid(run: RawRun): Grid {
     'growth',
     "÷ as-tlsf's growth",
     'rounds',
+    'added ns/op',
+    "÷ as-tlsf's added",
   ];
   const rows: string[][] = [];
   for (const row of run.rows) {
@@ -233,6 +261,7 @@ export function growthGrid(run: RawRun): Grid {
     const to = rawFigure(run, row.name, GROWTH_TO);
     if (from === null || to === null) continue;
     const [against, spread] = ratioCell(growthAgainstPeer(run, row.name));
+    const added = addedOf(run, row.name).filter((a): a is number => a !== null);
     rows.push([
       row.name,
       from.toFixed(1),
@@ -240,6 +269,8 @@ export function growthGrid(run: RawRun): Grid {
       ratioCell(growthByRound(run, row.name))[0],
       against,
       spread,
+      added.length === 0 ? '—' : median(added).toFixed(1),
+      ratioCell(addedAgainstPeer(run, row.name))[0],
     ]);
   }
   return { headers, rows, numeric: headers.map((_, i) => i > 0) };
@@ -291,7 +322,8 @@ export function renderRawBlock(run: RawRun): string {
       'one after another. **ns/op** is the median over the rounds of the process’s CPU time ' +
       '(user + system) per call over the timed loop; **× as-tlsf** and **× bump** are the medians ' +
       'of the ratios taken within each round, **rounds** the range of the ratio to as-tlsf over ' +
-      'the rounds. **Growth** is ns/op on random-100k over ns/op on random-5k, per round.',
+      'the rounds. **Growth** is ns/op on random-100k over ns/op on random-5k, per round; ' +
+      '**added** is ns/op on random-100k less ns/op on random-5k, per round.',
     '',
     '### Targets',
     '',
