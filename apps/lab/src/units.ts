@@ -116,8 +116,14 @@ export function triedToAllocate(sizeBytes: number, allocationBytes: number | und
     : ` (${words}: the segment it asked the driver for)`;
 }
 
+/**
+ * Where an out-of-memory wall came from: the `oom` entry (reserved + `device_free`), the options,
+ * or the card and per-process fraction a recorder's sidecar states.
+ */
+export type WallSource = 'oom' | '--memory' | '--fraction' | 'recorded';
+
 /** What an out-of-memory wall is made of (`OomFigures.capacitySource`), in words. */
-export function wallOrigin(source: 'oom' | '--memory' | '--fraction' | 'recorded' | null): string {
+export function wallOrigin(source: WallSource | null): string {
   switch (source) {
     case 'oom':
       return 'reserved + device_free';

@@ -21,15 +21,17 @@ export interface GivenTrace {
 /** The traces among `given` (a folder's: those with a trace's name), each with its sidecar. */
 export function tracesWithSidecars(given: readonly File[], folder: boolean): GivenTrace[] {
   const byPath = new Map(given.map((file) => [pathOf(file), file]));
-  const sidecarOf = (file: File): File | undefined => {
+  const sidecarOf = new Map<File, File>();
+  for (const file of given) {
     const path = sidecarPath(pathOf(file));
-    return path === null ? undefined : byPath.get(path);
-  };
-  const sidecars = new Set(given.map(sidecarOf).filter((file) => file !== undefined));
+    const sidecar = path === null ? undefined : byPath.get(path);
+    if (sidecar !== undefined) sidecarOf.set(file, sidecar);
+  }
+  const sidecars = new Set(sidecarOf.values());
   const traces = given
     .filter((file) => !sidecars.has(file) && (!folder || isTraceName(file.name)))
     .map((file) => {
-      const sidecar = sidecarOf(file);
+      const sidecar = sidecarOf.get(file);
       return sidecar === undefined ? { file } : { file, sidecar };
     });
   return folder ? newestOfRecord(traces) : traces;

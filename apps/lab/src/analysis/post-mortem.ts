@@ -14,6 +14,7 @@
 import { allocationSize, countAllocConfKeys, parseAllocConf } from '@allot/caching';
 import type { Layout } from '@allot/core';
 import { NOT_LIVE, type StackFrame, type Trace } from '@allot/workloads';
+import type { WallSource } from '../units';
 import { type DeviceModel, deviceCap, recordedDevice, replayDevice } from './device';
 import { frameText, type Holder, holdersOf } from './holders';
 import { type LayoutView, layoutView } from './measure';
@@ -51,7 +52,7 @@ export interface OomFigures {
    * Where the wall came from: the entry (reserved + `device_free`), the options, or the card and
    * per-process fraction a recorder's sidecar states (`recorded`: PyTorch's cap, not the device).
    */
-  readonly capacitySource: 'oom' | '--memory' | '--fraction' | 'recorded' | null;
+  readonly capacitySource: WallSource | null;
   /** The failing request's stack, innermost first, as `name (file:line)`. */
   readonly frames?: readonly string[];
   /** Its innermost frame in the program's own code (see `stack-source.ts`), when it has one. */
@@ -124,12 +125,12 @@ export interface OomState {
 
 /** The recorded OOMs of `trace`, each with its wall (see {@link OomFigures}). */
 export function oomFigures(trace: Trace, device?: DeviceModel): OomFigures[] {
-  const memory = device?.memory ?? null;
-  const recorded = memory === null ? recordedDevice(trace) : null;
-  const stated =
-    memory !== null ? memory * (device?.fraction ?? 1) : recorded && deviceCap(recorded);
-  const statedBy =
-    recorded !== null ? 'recorded' : device?.fraction != null ? '--fraction' : '--memory';
+  // The options' device, else the one the recording states; its cap as PyTorch computes it.
+  const given = device?.memory != null ? device : null;
+  const chosen = given ?? recordedDevice(trace);
+  const stated = chosen === null ? null : deviceCap(chosen);
+  const statedBy: WallSource =
+    given === null ? 'recorded' : given.fraction != null ? '--fraction' : '--memory';
   return (trace.recordedOoms ?? []).map((oom) => ({
     recorded: {
       event: oom.entry,

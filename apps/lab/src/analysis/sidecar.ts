@@ -20,7 +20,7 @@ import type { TraceMeta } from '@allot/workloads';
 export const MAX_SIDECAR_BYTES = 1 << 20;
 
 /** The sidecar's format, as the bootstrap writes it. */
-const SIDECAR_FORMAT = 'allot-lab-record';
+export const SIDECAR_FORMAT = 'allot-lab-record';
 
 /** The sidecar's name beside a snapshot's path (`rank0_step5.pickle` → `rank0_step5.json`). */
 export function sidecarPath(snapshotPath: string): string | null {

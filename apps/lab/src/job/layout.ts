@@ -249,23 +249,15 @@ function latestRestart<T extends { rank: number | null; restart?: number }>(
   return files.filter((file) => (file.restart ?? 0) === latest.get(file.rank));
 }
 
-/** `record`'s exit snapshot of a rank (`rankR_stepN_exit.pickle`). */
-const EXIT_NAME = /_exit\.(?:pickle|pkl)(?:\.gz)?$/;
-
 /**
  * `record` dumps a rank at a step and, when the program ends at that step, at exit too: of the two
  * snapshots of one rank and step, the exit one is read (it holds the later state).
  */
-function exitOverStep<T extends { path: string; rank: number | null; naming: RankNaming | null }>(
-  files: readonly T[],
-): T[] {
-  const exits = new Set(
-    files
-      .filter((file) => file.naming === 'allot-lab' && EXIT_NAME.test(file.path))
-      .map((file) => file.rank),
-  );
+function exitOverStep<T extends Named>(files: readonly T[]): T[] {
+  // `exit` is set for `record`'s names only (`nameOf`).
+  const exits = new Set(files.filter((file) => file.exit).map((file) => file.rank));
   return files.filter(
-    (file) => file.naming !== 'allot-lab' || !exits.has(file.rank) || EXIT_NAME.test(file.path),
+    (file) => file.naming !== 'allot-lab' || !exits.has(file.rank) || file.exit === true,
   );
 }
 

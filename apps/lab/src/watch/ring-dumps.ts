@@ -34,7 +34,7 @@ import { parseAllocConf, roundSize } from '@allot/caching';
 import { Random, type Trace, torchSnapshotChunks, type UnpickledValue } from '@allot/workloads';
 import { UNLIMITED_DEVICE } from '../analysis/device';
 import { BLOCK_FIELDS, type PoolState, PoolStepper } from '../analysis/pool-stepper';
-import { fractionOfLimit, sidecarPath } from '../analysis/sidecar';
+import { fractionOfLimit, SIDECAR_FORMAT, sidecarPath } from '../analysis/sidecar';
 import { ACTION, type Dump, plainEntry } from './dump-entries';
 import { readDump } from './read-dump';
 
@@ -396,7 +396,7 @@ function writeSidecar(plan: RankPlan, dump: PlannedDump, snapshotPath: string): 
   const path = sidecarPath(snapshotPath);
   if (!plan.fraction || oom === null || path === null) return;
   const sidecar = {
-    format: 'allot-lab-record',
+    format: SIDECAR_FORMAT,
     version: 1,
     rank: plan.rank,
     step: dump.step,
